@@ -1,0 +1,104 @@
+"""What torch reports while a program runs compiled: graph breaks and graphs.
+
+Graph breaks come from Dynamo itself: its ``log_graph_break`` (wrapped once per
+process) gives the ``gb_type``, reason and user line of each break, and
+``torch._dynamo.utils.counters["unimplemented"]`` gives frames Dynamo skipped
+entirely (for example "graph break in loop"). The first line of an
+``Unsupported`` message is its ``gb_type`` (``torch._dynamo.exc.format_graph_break_message``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from typing import Any, Callable
+
+from harness.outcome import GraphBreak
+
+log = logging.getLogger(__name__)
+
+_active: list[GraphBreak] | None = None
+_installed = False
+
+# Longest reason text kept, in characters.
+MAX_REASON_CHARS = 300
+
+
+def _first_line(text: str) -> str:
+    for line in str(text).splitlines():
+        line = line.strip()
+        if line and not line.endswith(":"):
+            return line[:MAX_REASON_CHARS]
+    return str(text).strip()[:MAX_REASON_CHARS]
+
+
+def install() -> None:
+    """Wrap Dynamo's graph-break logger so breaks are recorded (idempotent)."""
+    global _installed
+    if _installed:
+        return
+    from torch._dynamo import symbolic_convert
+
+    cls = symbolic_convert.InstructionTranslatorBase
+    original = getattr(cls, "log_graph_break", None)
+    if original is None:  # an older or newer torch: fall back on counters only
+        log.warning("torch has no InstructionTranslatorBase.log_graph_break; graph-break lines unavailable")
+        _installed = True
+        return
+
+    def log_graph_break(self: Any, code_options: Any, reason: str, exc: Any) -> Any:
+        if _active is not None and not getattr(exc, "logged", False):
+            stack = getattr(exc, "real_stack", None) or []
+            frame = stack[-1] if stack else None
+            msg = getattr(exc, "msg", str(exc))
+            _active.append(
+                GraphBreak(
+                    gb_type=getattr(exc, "gb_type", "") or _first_line(msg),
+                    reason=_first_line(msg),
+                    filename=getattr(frame, "filename", "") or "",
+                    lineno=getattr(frame, "lineno", 0) or 0,
+                )
+            )
+        return original(self, code_options, reason, exc)
+
+    cls.log_graph_break = log_graph_break
+    _installed = True
+
+
+@contextlib.contextmanager
+def record_graph_breaks() -> Iterator[list[GraphBreak]]:
+    """Collect the graph breaks (and skipped frames) of the code run inside."""
+    global _active
+    from torch._dynamo.utils import counters
+
+    install()
+    before = dict(counters["unimplemented"])
+    breaks: list[GraphBreak] = []
+    _active = breaks
+    try:
+        yield breaks
+    finally:
+        _active = None
+        for msg, count in counters["unimplemented"].items():
+            if count > before.get(msg, 0):
+                gb_type = _first_line(msg)
+                breaks.append(GraphBreak(gb_type=gb_type, reason=f"frame skipped: {gb_type}"))
+
+
+class GraphCounter:
+    """Wraps a backend to count the FX graphs it is given, per call index."""
+
+    def __init__(self, backend: str | Callable[..., Any]):
+        import torch._dynamo
+
+        self.inner = torch._dynamo.lookup_backend(backend) if isinstance(backend, str) else backend
+        self.graphs = 0
+        self.call_index = 0
+        self.recompiles = 0
+
+    def __call__(self, gm: Any, example_inputs: Any) -> Any:
+        self.graphs += 1
+        if self.call_index > 0:
+            self.recompiles += 1
+        return self.inner(gm, example_inputs)

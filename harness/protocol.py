@@ -1,0 +1,41 @@
+"""The worker protocol: one JSON object per line, in both directions.
+
+Requests (host -> worker, on the worker's stdin):
+  {"op": "run", "id": N, "program": {...Program...}, "backend": "inductor",
+   "device": "cpu", "fullgraph": false}
+  {"op": "shutdown"}
+Replies (worker -> host, on a private duplicate of the worker's original
+stdout, so that programs printing or writing to fd 1 from C cannot corrupt it):
+  {"event": "ready", "interpreter": {...InterpreterInfo...}}
+  {"id": N, "outcome": {...Outcome...}}
+  {"id": N, "error": "traceback text"}          (a harness failure)
+A worker that dies or stops answering is detected by the host (EOF or
+timeout) and recorded as a crash or timeout of the program it was running.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import IO, Any
+
+PROTOCOL_VERSION = 1
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    return (json.dumps(message, sort_keys=True) + "\n").encode()
+
+
+def decode(line: bytes | str) -> dict[str, Any]:
+    """Parse one line; raises ValueError naming the problem if it is not a JSON object."""
+    try:
+        message = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"worker sent a line that is not JSON ({e}): {line[:200]!r}") from None
+    if not isinstance(message, dict):
+        raise ValueError(f"Expected a JSON object from the worker but got {line[:200]!r}")
+    return message
+
+
+def send(stream: IO[bytes], message: dict[str, Any]) -> None:
+    stream.write(encode(message))
+    stream.flush()
