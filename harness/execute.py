@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import os
 import sys
 import time
@@ -23,6 +24,8 @@ from harness import compare, observe
 from harness.backends import resolve_backend
 from harness.outcome import CallResult, Outcome, Verdict
 from harness.program import Program, ProgramError
+
+log = logging.getLogger(__name__)
 
 # Times the entry function is called per run; the second call takes the
 # compiled code's cached path.
@@ -187,6 +190,7 @@ def run_program(
     started = time.perf_counter()
     torch._dynamo.reset()
     try:
+        log.info("phase eager %s %s", program.program_id, backend)
         mod_a = load_module(program, path)
         eager_a = _run(mod_a, program, getattr(mod_a, program.entry), calls)
         outcome.eager_s = sum(c.result.elapsed_s for c in eager_a.calls)
@@ -198,6 +202,7 @@ def run_program(
             outcome.aspect = _first_difference(eager_a, eager_b)
             return outcome
 
+        log.info("phase compiled %s %s", program.program_id, backend)
         mod_c = load_module(program, path)
         counter = observe.GraphCounter(backend_fn)
         compiled_fn = torch.compile(getattr(mod_c, program.entry), backend=counter, fullgraph=fullgraph)

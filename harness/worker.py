@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import faulthandler
+import logging
 import os
 import platform
 import sys
@@ -56,6 +57,9 @@ def serve() -> int:
 
     proto_in, proto_out = _isolate_stdio()
     faulthandler.enable(file=sys.stderr, all_threads=True)
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="[worker] %(message)s")
+    for noisy in ("torch", "filelock"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     workdir = tempfile.mkdtemp(prefix="tcfuzz-worker-")
     os.chdir(workdir)
 
@@ -78,7 +82,6 @@ def serve() -> int:
             continue
         try:
             program = Program.from_json(request["program"])
-            print(f"[worker] run {program.program_id} backend={request['backend']}", file=sys.stderr, flush=True)
             outcome = execute.run_program(
                 program,
                 request["backend"],

@@ -17,12 +17,11 @@ JOBS=${TCFUZZ_BUILD_JOBS:-$(nproc)}
 step() { printf '[3.13t] %s\n' "$*" >&2; }
 fail() { printf '[3.13t] error: %s\n' "$*" >&2; exit 1; }
 
-if [ -x "$PREFIX/bin/python3.13t" ] && "$PREFIX/bin/python3.13t" -c 'import sys, ssl, sqlite3, ctypes; assert not sys._is_gil_enabled()' 2>/dev/null; then
+if [ -x "$PREFIX/bin/python3.13t" ] && "$PREFIX/bin/python3.13t" -c 'import sys, ssl, sqlite3, ctypes; import site, os; assert not sys._is_gil_enabled(); assert site.getsitepackages()[0].startswith(sys.prefix)' 2>/dev/null; then
   step "already built: $PREFIX/bin/python3.13t"
   exit 0
 fi
 
-command -v dpkg-source >/dev/null || fail "dpkg-source is missing: apt-get install dpkg-dev"
 if ! dpkg -s libgdbm-dev >/dev/null 2>&1; then
   step "installing build dependency libgdbm-dev"
   if [ "$(id -u)" = 0 ]; then apt-get install -y -q libgdbm-dev >/dev/null || fail "apt-get install libgdbm-dev failed"
@@ -36,24 +35,33 @@ APTOPTS=(-o "Dir::Etc::SourceList=$APT/etc/sources.list" -o "Dir::Etc::SourcePar
          -o "Dir::State::Lists=$APT/lists" -o "Dir::Cache=$APT/cache"
          -o "Debug::NoLocking=1" -o "APT::Sandbox::User=root")
 
-SRC=$(ls -d "$WORK"/python3.13-3.13.*/ 2>/dev/null | head -n1 || true)
-if [ -z "$SRC" ]; then
+# Build pristine CPython from the package's upstream tarball (*.orig.tar.xz):
+# Debian's patches relocate site-packages and disable ensurepip, which breaks
+# virtual environments made from a --prefix install.
+ORIG=$(ls "$WORK"/python3.13_3.13.*.orig.tar.xz 2>/dev/null | head -n1 || true)
+if [ -z "$ORIG" ]; then
   step "fetching the trixie python3.13 source package index ($MIRROR)"
   apt-get "${APTOPTS[@]}" -q update >"$WORK/apt-update.log" 2>&1 || fail "apt-get update failed, see $WORK/apt-update.log"
-  step "downloading and unpacking python3.13 source"
-  (cd "$WORK" && apt-get "${APTOPTS[@]}" -q source python3.13 >"$WORK/apt-source.log" 2>&1) || fail "apt-get source python3.13 failed, see $WORK/apt-source.log"
-  SRC=$(ls -d "$WORK"/python3.13-3.13.*/ | head -n1)
+  step "downloading the python3.13 source package"
+  (cd "$WORK" && apt-get "${APTOPTS[@]}" -q source --download-only python3.13 >"$WORK/apt-source.log" 2>&1) \
+    || fail "apt-get source python3.13 failed, see $WORK/apt-source.log"
+  ORIG=$(ls "$WORK"/python3.13_3.13.*.orig.tar.xz | head -n1)
+fi
+SRC=$WORK/upstream
+if [ ! -x "$SRC/configure" ]; then
+  step "unpacking $(basename "$ORIG")"
+  rm -rf "$SRC"; mkdir -p "$SRC"
+  tar -xf "$ORIG" -C "$SRC" --strip-components=1 || fail "cannot unpack $ORIG"
 fi
 step "source: $SRC"
 
-BUILD=$WORK/build
+BUILD=$WORK/build-upstream
 mkdir -p "$BUILD"
 cd "$BUILD"
 # Stamps make an interrupted run resume at the step that failed.
 if [ ! -f .configured ]; then
   step "configure --disable-gil (about 30 s)"
-  # Debian's patches disable ensurepip; uv makes the venvs, so none is needed.
-  "$SRC/configure" --prefix="$PREFIX" --disable-gil --with-ensurepip=no \
+  "$SRC/configure" --prefix="$PREFIX" --disable-gil --with-ensurepip=install \
     >"$WORK/configure.log" 2>&1 || fail "configure failed, see $WORK/configure.log"
   touch .configured
 fi
@@ -63,7 +71,8 @@ if [ ! -f .built ]; then
   touch .built
 fi
 step "make install (about 1 min)"
-make install ENSUREPIP=no >"$WORK/install.log" 2>&1 || fail "make install failed, see $WORK/install.log"
-"$PREFIX/bin/python3.13t" -c 'import sys, ssl, sqlite3, ctypes; assert not sys._is_gil_enabled(); print(sys.version)' >&2 \
+rm -rf "$PREFIX"
+make install >"$WORK/install.log" 2>&1 || fail "make install failed, see $WORK/install.log"
+"$PREFIX/bin/python3.13t" -c 'import sys, ssl, sqlite3, ctypes; import site, os; assert not sys._is_gil_enabled(); assert site.getsitepackages()[0].startswith(sys.prefix); print(sys.version)' >&2 \
   || fail "the built interpreter does not run or has the GIL on"
 step "done: $PREFIX/bin/python3.13t"

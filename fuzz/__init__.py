@@ -1,0 +1,1 @@
+"""tcfuzz host side: program generation, campaigns, buckets, minimisation, corpus, reports and the CLI."""

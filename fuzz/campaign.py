@@ -1,0 +1,324 @@
+"""A campaign: generate programs, run each on every interpreter x backend,
+bucket the findings, minimise each new bucket into the corpus, write reports.
+
+Time is split in two: programs are generated and run for ``FUZZ_SHARE`` of the
+budget, then new buckets are minimised (each at most ``minimise_budget_s``)
+and confirmed standalone (``python CASE`` in a fresh process per interpreter)
+before they are filed. A case that ``python CASE`` does not reproduce is never
+written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness.outcome import Outcome, Verdict
+from harness.program import Program
+from fuzz import corpus, report
+from fuzz.database import CampaignDB
+from fuzz.errors import CouldNotMinimize, UsageError
+from fuzz.generate import generate
+from fuzz.interpreters import Interpreter
+from fuzz.minimize import SignatureCheck, minimize_source
+from fuzz.signature import Finding, Signature, findings
+from fuzz.workers import Task, WorkerPool
+
+log = logging.getLogger(__name__)
+
+# Share of the time budget spent generating and running programs; the rest
+# goes to minimising and confirming the new buckets.
+FUZZ_SHARE = 0.6
+# Programs kept in flight per worker, so no worker idles while the host
+# classifies results.
+INFLIGHT_PER_WORKER = 2
+
+
+@dataclasses.dataclass
+class CampaignConfig:
+    """What to run. ``budget_s`` in seconds (None: until ``programs`` ran);
+    ``shard`` is (index, count), 0-based index."""
+
+    interpreters: list[Interpreter]
+    backends: list[str]
+    out_dir: Path
+    corpus_dir: Path
+    device: str = "cpu"
+    fullgraph: bool = False
+    budget_s: float | None = 600.0
+    programs: int | None = None
+    seed: int = 0
+    jobs: int = 1
+    shard: tuple[int, int] = (0, 1)
+    minimise_budget_s: float = 300.0
+    minimise: bool = True
+    name: str = ""
+
+    def seeds(self) -> Any:
+        """Seeds of this shard, in order: seed + index, index = shard, shard + count, ..."""
+        index, count = self.shard
+        k = 0
+        while True:
+            yield self.seed + index + k * count
+            k += 1
+
+
+@dataclasses.dataclass
+class Progress:
+    """What a progress display shows; times in seconds."""
+
+    programs: int = 0
+    runs: int = 0
+    buckets: int = 0
+    new_buckets: int = 0
+    elapsed_s: float = 0.0
+    phase: str = "starting workers"
+
+
+@dataclasses.dataclass
+class CampaignResult:
+    summary: dict[str, Any]
+    out_dir: Path
+    new_buckets: int
+
+
+class Campaign:
+    """One campaign over a worker pool; see the module docstring."""
+
+    def __init__(self, config: CampaignConfig, on_progress: Callable[[Progress], None] | None = None):
+        if not config.interpreters or not config.backends:
+            raise UsageError("Expected at least one interpreter and one backend")
+        self.config = config
+        self.on_progress = on_progress or (lambda p: None)
+        self.progress = Progress()
+        self.db = CampaignDB(config.out_dir / "campaign.sqlite")
+        self.pool = WorkerPool(config.interpreters, jobs=config.jobs, log_dir=config.out_dir / "logs")
+        self.known_ids = {p.stem for p in corpus.list_cases(config.corpus_dir)}
+        self.new: dict[str, tuple[Finding, Program]] = {}
+        self.started = time.monotonic()
+        self.elapsed_by_backend: dict[str, float] = {b: 0.0 for b in config.backends}
+        self.minimised: list[dict[str, Any]] = []
+
+    def _tick(self, phase: str | None = None) -> None:
+        if phase:
+            self.progress.phase = phase
+        self.progress.elapsed_s = time.monotonic() - self.started
+        self.on_progress(self.progress)
+
+    def run(self) -> CampaignResult:
+        config = self.config
+        started_at = datetime.datetime.now(datetime.timezone.utc)
+        self.db.set_meta("config", {"backends": config.backends, "interpreters": [i.name for i in config.interpreters],
+                                    "seed": config.seed, "shard": list(config.shard), "device": config.device,
+                                    "fullgraph": config.fullgraph})
+        self._tick("starting workers (import torch)")
+        try:
+            infos = self.pool.start()
+            self.db.set_meta("interpreters", {k: dataclasses.asdict(v) for k, v in infos.items()})
+            fuzz_budget_s = None if config.budget_s is None else config.budget_s * (FUZZ_SHARE if config.minimise else 1.0)
+            self._fuzz(fuzz_budget_s)
+            if config.minimise:
+                self._file_new_buckets()
+        finally:
+            self.pool.close()
+        finished_at = datetime.datetime.now(datetime.timezone.utc)
+        summary = build_summary(self.db, name=config.name, started=started_at, finished=finished_at,
+                                elapsed_s=time.monotonic() - self.started, elapsed_by_backend=self.elapsed_by_backend,
+                                minimised=self.minimised)
+        write_reports(self.db, config.out_dir, summary)
+        self.db.close()
+        return CampaignResult(summary, config.out_dir, summary["new_buckets"])
+
+    def _fuzz(self, budget_s: float | None) -> None:
+        config = self.config
+        cells = [(i.name, b) for i in config.interpreters for b in config.backends]
+        limit = INFLIGHT_PER_WORKER * len(self.pool.workers) * len(config.backends)
+        seeds = config.seeds()
+        inflight: dict[int, tuple[Program, dict[tuple[str, str], Outcome]]] = {}
+        seq_of_task: dict[int, int] = {}
+        next_seq = 0
+        self._tick("fuzzing")
+
+        def out_of_budget() -> bool:
+            if config.programs is not None and next_seq >= config.programs:
+                return True
+            return budget_s is not None and time.monotonic() - self.started >= budget_s
+
+        while True:
+            while not out_of_budget() and self.pool.pending < limit:
+                program = generate(next(seeds))
+                self.db.add_program(next_seq, program)
+                inflight[next_seq] = (program, {})
+                # eager first on every interpreter, then the slower backends
+                for backend in config.backends:
+                    for interp, b in cells:
+                        if b == backend:
+                            task_id = self.pool.submit(Task(program, interp, backend, config.device, config.fullgraph))
+                            seq_of_task[task_id] = next_seq
+                next_seq += 1
+            if not self.pool.pending:
+                break
+            task_id, task, outcome = self.pool.next_result()
+            seq = seq_of_task.pop(task_id)
+            program, outcomes = inflight[seq]
+            outcomes[(task.interpreter, task.backend)] = outcome
+            self.elapsed_by_backend[task.backend] = self.elapsed_by_backend.get(task.backend, 0.0) + outcome.elapsed_s
+            self.progress.runs += 1
+            if len(outcomes) == len(cells):
+                del inflight[seq]
+                self._classify(seq, program, list(outcomes.values()))
+            self._tick()
+
+    def _classify(self, seq: int, program: Program, outcomes: list[Outcome]) -> None:
+        self.db.finish_program(seq, outcomes)
+        self.progress.programs += 1
+        if any(o.verdict is Verdict.FLAKY for o in outcomes):
+            return  # eager disagrees with itself: never a bug
+        for finding in findings(outcomes):
+            sig = finding.signature
+            is_new = sig.id not in self.known_ids
+            if self.db.count_finding(finding, program.program_id, new=is_new):
+                self.progress.buckets += 1
+                if is_new:
+                    self.progress.new_buckets += 1
+                    self.new[sig.key] = (finding, program)
+                    log.info("new bucket %s: %s", sig.id, sig.describe())
+
+    def _file_new_buckets(self) -> None:
+        config = self.config
+        names = [i.name for i in config.interpreters]
+        todo = list(self.new.values())
+        for n, (finding, program) in enumerate(todo):
+            remaining_s = None if config.budget_s is None else config.budget_s - (time.monotonic() - self.started)
+            if remaining_s is not None and remaining_s <= 30:
+                log.warning("out of time: %d new buckets left unminimised", len(todo) - n)
+                break
+            per_case_s = config.minimise_budget_s if remaining_s is None else min(
+                config.minimise_budget_s, remaining_s / max(1, len(todo) - n) * 0.75)
+            self._tick(f"minimising {n + 1}/{len(todo)}")
+            case = file_finding(self.pool, finding, program, names, config, budget_s=per_case_s,
+                                interpreters=config.interpreters, torch_version=self._torch_version())
+            stats = case.pop("stats", {})
+            self.db.record_case(finding.signature.key, case.get("case"), **stats)
+            self.minimised.append({"id": finding.signature.id, **stats, "case": case.get("case"),
+                                   "standalone": case.get("standalone")})
+
+    def _torch_version(self) -> str:
+        versions = {i.torch for i in self.pool.info.values()}
+        return sorted(versions)[0] if versions else "2.12.0"
+
+
+def file_finding(pool: WorkerPool, finding: Finding, program: Program, names: list[str], config: CampaignConfig, *,
+                 budget_s: float, interpreters: list[Interpreter], torch_version: str) -> dict[str, Any]:
+    """Minimise one finding, confirm it standalone and write it to the corpus.
+
+    Returns {"case": path or None, "standalone": exit codes, "stats": reducer statistics}.
+    """
+    sig = finding.signature
+    check = SignatureCheck(pool, program, sig, finding.backend, names, fullgraph=config.fullgraph, device=config.device)
+    try:
+        result = minimize_source(program.source, check, budget_s=budget_s)
+    except CouldNotMinimize:
+        log.warning("bucket %s did not reproduce on the workers; not filed", sig.id)
+        return {"case": None, "stats": {"checks": check.calls}}
+    reduced = program.with_source(result.source)
+    aspect = _aspect(pool, reduced, finding, config)
+    text = corpus.render_case(reduced, sig, backend=finding.backend, aspect=aspect,
+                              torch_version=torch_version, device=config.device)
+    codes = corpus.run_standalone(text, interpreters)
+    reproduced = {n for n, code in codes.items() if code != 0}
+    stats = {"lines_before": result.lines_before, "lines_after": result.lines_after, "checks": result.checks,
+             "elapsed_s": round(result.elapsed_s, 2)}
+    if not set(sig.interpreters) <= reproduced:
+        log.warning("bucket %s: python CASE does not reproduce on %s (exit codes %s); not filed",
+                    sig.id, sorted(set(sig.interpreters) - reproduced), codes)
+        return {"case": None, "standalone": codes, "stats": stats}
+    path = corpus.write_case(corpus.case_path(config.corpus_dir, sig), text)
+    return {"case": str(path), "standalone": codes, "stats": stats}
+
+
+def _aspect(pool: WorkerPool, program: Program, finding: Finding, config: CampaignConfig) -> str:
+    """The divergence aspect of the reduced program on the first interpreter."""
+    if finding.signature.kind != "divergence":
+        return ""
+    detail = finding.signature.detail
+    return detail if detail in ("stdout", "mutation", "globals", "value") else "exception"
+
+
+def build_summary(db: CampaignDB, *, name: str, started: datetime.datetime, finished: datetime.datetime,
+                  elapsed_s: float, elapsed_by_backend: dict[str, float] | None = None,
+                  minimised: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """``summary.json``'s content from the database (see DESIGN.md)."""
+    meta = db.meta()
+    config = meta.get("config", {})
+    outcomes = db.outcomes()
+    programs = db.programs_done()
+    verdicts: dict[str, int] = {v.value: 0 for v in Verdict}
+    graph_breaks: dict[str, dict[str, set[str]]] = {}
+    by_backend_s: dict[str, float] = dict(elapsed_by_backend or {})
+    matrix: dict[str, dict[str, dict[str, str]]] = {}
+    for o in outcomes:
+        verdicts[o.verdict.value] = verdicts.get(o.verdict.value, 0) + 1
+        for gb in o.graph_breaks:
+            graph_breaks.setdefault(gb.gb_type or gb.reason, {}).setdefault(o.interpreter, set()).add(o.program_id)
+        if elapsed_by_backend is None:
+            by_backend_s[o.backend] = by_backend_s.get(o.backend, 0.0) + o.elapsed_s
+    buckets = []
+    for b in db.buckets():
+        cells = [o for o in outcomes if o.program_id == b["program_id"]]
+        for o in cells:
+            matrix.setdefault(b["key"], {}).setdefault(o.interpreter, {})[o.backend] = o.verdict.value
+        buckets.append({
+            "signature": b["key"], "id": b["id"], "kind": b["kind"], "stage": b["stage"], "detail": b["detail"],
+            "interpreters": [i for i in b["interpreters"].split(",") if i], "backends": [b["backend"]],
+            "count": b["count"], "case": b["case_path"], "new": bool(b["new"]),
+            "matrix": matrix.get(b["key"], {}),
+        })
+    return {
+        "campaign": name,
+        "started": started.isoformat(timespec="seconds"),
+        "finished": finished.isoformat(timespec="seconds"),
+        "programs": programs,
+        "runs": len(outcomes),
+        "elapsed_s": round(elapsed_s, 2),
+        "programs_per_s": round(programs / elapsed_s, 4) if elapsed_s else 0.0,
+        # programs per second of worker time spent on each backend
+        "programs_per_s_by_backend": {
+            b: round(sum(1 for o in outcomes if o.backend == b) / s, 4) if s else 0.0 for b, s in by_backend_s.items()
+        },
+        "verdicts": verdicts,
+        "interpreters": {
+            name: {"version": info["version"], "torch": info["torch"], "free_threaded": info["free_threaded"],
+                   "gil_enabled": _gil(outcomes, name, info["gil_enabled"])}
+            for name, info in meta.get("interpreters", {}).items()
+        },
+        "backends": config.get("backends", []),
+        "device": config.get("device", "cpu"),
+        "seed": config.get("seed"),
+        "shard": config.get("shard"),
+        "graph_breaks": {gb: {i: len(p) for i, p in per.items()} for gb, per in sorted(graph_breaks.items())},
+        "buckets": buckets,
+        "new_buckets": sum(1 for b in buckets if b["new"] and b["case"]),
+        "new_signatures": sum(1 for b in buckets if b["new"]),
+        "minimised": minimised or [],
+    }
+
+
+def _gil(outcomes: list[Outcome], interpreter: str, at_start: bool) -> bool:
+    """Whether the GIL was on in any run on this interpreter (it can turn on
+    after start, when an extension that is not free-threading-safe loads)."""
+    states = [o.gil_enabled for o in outcomes if o.interpreter == interpreter and o.gil_enabled is not None]
+    return any(states) if states else at_start
+
+
+def write_reports(db: CampaignDB, out_dir: Path, summary: dict[str, Any]) -> dict[str, Path]:
+    cases = {}
+    for b in summary["buckets"]:
+        if b.get("case") and Path(b["case"]).exists():
+            cases[b["case"]] = Path(b["case"]).read_text()
+    return report.write_report(out_dir, summary, cases, db.runs())

@@ -1,0 +1,350 @@
+"""``tcfuzz``: the command line (see DESIGN.md for the contract).
+
+Exit codes: run: 0 nothing new, 1 new buckets, 2 usage, 3 harness failure;
+repro: 0 passes everywhere, 1 reproduces; minimize: 0 reduced, 1 could not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import logging
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.outcome import Outcome, Verdict
+from harness.program import Program, ProgramError
+from fuzz import corpus, interpreters
+from fuzz.errors import CorpusError, CouldNotMinimize, HarnessError, TcfuzzError, UsageError
+from fuzz.signature import Signature, findings
+
+EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_HARNESS = 0, 1, 2, 3
+DEFAULT_BACKENDS = "eager,aot_eager,inductor"
+DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smh]?)$")
+
+
+def parse_duration_s(text: str) -> float:
+    """"90s", "10m", "1.5h" or plain seconds -> seconds."""
+    match = DURATION.match(text.strip())
+    if not match:
+        raise UsageError(f"Expected a duration like 90s, 10m or 1h but got --budget {text}")
+    return float(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """"I/N" with 1 <= I <= N -> (I - 1, N)."""
+    match = re.match(r"^(\d+)/(\d+)$", text)
+    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise UsageError(f"Expected a shard like 1/4 (index from 1) but got --shard {text}")
+    return int(match.group(1)) - 1, int(match.group(2))
+
+
+def parse_backends(text: str | None) -> list[str]:
+    return [b.strip() for b in (text or DEFAULT_BACKENDS).split(",") if b.strip()]
+
+
+def check_device(device: str) -> None:
+    if device != "cpu":
+        raise UsageError(f"--device {device}: only cpu is supported so far (the GPU path is a later issue)")
+
+
+def load_case(path: str) -> tuple[Program, dict[str, Any]]:
+    """A Program and its ``[tool.tcfuzz]`` metadata (empty for a plain program)."""
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"no such case file: {path}")
+    try:
+        return corpus.read_case(p)
+    except CorpusError as e:
+        raise UsageError(str(e)) from None
+
+
+# ---------------------------------------------------------------- run
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from fuzz.campaign import Campaign, CampaignConfig
+
+    check_device(args.device)
+    if args.programs is None and args.budget is None:
+        args.budget = "10m"
+    seed = args.seed if args.seed is not None else 0
+    name = f"{datetime.datetime.now().strftime('%Y%m%d-%H%M%S')}-seed{seed}"
+    out = Path(args.out) if args.out else Path("reports") / name
+    config = CampaignConfig(
+        interpreters=interpreters.parse_list(args.python),
+        backends=parse_backends(args.backend),
+        out_dir=out,
+        corpus_dir=Path(args.corpus),
+        device=args.device,
+        fullgraph=args.fullgraph,
+        budget_s=parse_duration_s(args.budget) if args.budget else None,
+        programs=args.programs,
+        seed=seed,
+        jobs=args.jobs,
+        shard=parse_shard(args.shard) if args.shard else (0, 1),
+        minimise=not args.no_minimize,
+        name=name,
+    )
+    with _progress_display() as show:
+        result = Campaign(config, on_progress=show).run()
+    s = result.summary
+    print(f"campaign {name}: {s['programs']} programs, {s['runs']} runs in {s['elapsed_s']:.0f} s "
+          f"({s['programs_per_s']:.3f} programs/s)")
+    print("verdicts: " + ", ".join(f"{k} {v}" for k, v in s["verdicts"].items() if v))
+    for b in s["buckets"]:
+        if b["new"]:
+            print(f"  NEW {b['kind']:<14} {b['stage']:<9} {b['detail'][:60]:<60} {','.join(b['interpreters']):<22} "
+                  f"{b['case'] or '(not filed)'}")
+    print(f"report: {out / 'index.html'}")
+    return EXIT_FOUND if result.new_buckets else EXIT_OK
+
+
+class _progress_display:
+    """A rich progress bar on a TTY; a status line every 30 s otherwise."""
+
+    def __enter__(self) -> Any:
+        self.last = 0.0
+        if sys.stderr.isatty():
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), transient=False)
+            self.bar.start()
+            self.task = self.bar.add_task("starting")
+        else:
+            self.bar = None
+        return self.show
+
+    def show(self, p: Any) -> None:
+        rate = p.runs / p.elapsed_s if p.elapsed_s else 0.0
+        text = (f"{p.phase}: {p.programs} programs, {p.runs} runs ({rate:.2f} runs/s), "
+                f"{p.buckets} buckets ({p.new_buckets} new)")
+        if self.bar is not None:
+            self.bar.update(self.task, description=text)
+        elif time.monotonic() - self.last > 30:
+            self.last = time.monotonic()
+            print(f"[{p.elapsed_s:6.0f} s] {text}", file=sys.stderr, flush=True)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+# ---------------------------------------------------------------- repro / triage
+
+def _run_matrix(program: Program, interps: list[interpreters.Interpreter], backends: list[str], *,
+                fullgraph: bool, device: str, log_dir: Path) -> list[Outcome]:
+    from fuzz.workers import Task, WorkerPool
+
+    with WorkerPool(interps, jobs=1, log_dir=log_dir) as pool:
+        pool.start()
+        return pool.run_all(Task(program, i.name, b, device, fullgraph) for i in interps for b in backends)
+
+
+def _cell(o: Outcome) -> str:
+    text = o.verdict.value
+    if o.verdict is Verdict.DIVERGENCE:
+        text += f" ({o.error_type or o.aspect})"
+    elif o.verdict in (Verdict.COMPILE_ERROR, Verdict.CRASH):
+        text += f" ({o.error_type})"
+    breaks = [g for g in o.graph_breaks]
+    if breaks:
+        text += f", {len(breaks)} gb"
+    return text
+
+
+def _table(outcomes: list[Outcome], interps: list[str], backends: list[str]) -> str:
+    cells = {(o.interpreter, o.backend): _cell(o) for o in outcomes}
+    widths = [max([len("python")] + [len(i) for i in interps])] + [
+        max([len(b)] + [len(cells.get((i, b), "")) for i in interps]) for b in backends]
+    rows = [["python", *backends]] + [[i, *(cells.get((i, b), "-") for b in backends)] for i in interps]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def pattern(outcomes: list[Outcome], interps: list[str], backends: list[str]) -> str:
+    """A name for where the bug shows: "all versions", "3.12+ only",
+    "free-threaded only", "Inductor only", ... or "passes everywhere"."""
+    bad = {(o.interpreter, o.backend) for o in outcomes if o.verdict.is_bug}
+    if not bad:
+        return "passes everywhere"
+    where_i = [i for i in interps if any((i, b) in bad for b in backends)]
+    where_b = [b for b in backends if any((i, b) in bad for i in interps)]
+    parts = []
+    if where_i == interps:
+        parts.append("all versions")
+    elif all(i.endswith("t") for i in where_i):
+        parts.append("free-threaded only")
+    elif where_i == interps[interps.index(where_i[0]):]:
+        parts.append(f"{where_i[0]}+ only")
+    else:
+        parts.append(", ".join(where_i) + " only")
+    if where_b != backends:
+        parts.append(", ".join(where_b) + " only")
+    else:
+        parts.append("every backend")
+    return "; ".join(parts)
+
+
+def cmd_repro(args: argparse.Namespace, *, triage: bool = False) -> int:
+    check_device(args.device)
+    program, meta = load_case(args.case)
+    interps = interpreters.parse_list(args.python)
+    backends = parse_backends(args.backend or (None if triage else meta.get("backend")))
+    names = [i.name for i in interps]
+    outcomes = _run_matrix(program, interps, backends, fullgraph=args.fullgraph, device=args.device,
+                           log_dir=Path(args.log_dir))
+    if getattr(args, "json", False):
+        print(json.dumps({"case": args.case, "pattern": pattern(outcomes, names, backends),
+                          "outcomes": [o.to_json() for o in outcomes]}, indent=2))
+    else:
+        print(_table(outcomes, names, backends))
+        print(f"\npattern: {pattern(outcomes, names, backends)}")
+        for f in findings(outcomes):
+            print(f"  {f.signature.describe()}  [{f.backend}] id {f.signature.id}")
+        for o in outcomes:
+            if o.verdict is Verdict.CRASH:
+                print(f"\n{o.interpreter}/{o.backend}: {o.error_type} at {o.torch_frame or '?'} (phase {o.aspect})")
+    if triage:
+        return EXIT_OK
+    return EXIT_FOUND if any(o.verdict.is_bug for o in outcomes) else EXIT_OK
+
+
+# ---------------------------------------------------------------- minimize
+
+def cmd_minimize(args: argparse.Namespace) -> int:
+    from fuzz.minimize import SignatureCheck, minimize_source
+    from fuzz.workers import Task, WorkerPool
+
+    program, meta = load_case(args.case)
+    interps = interpreters.parse_list(args.python or (",".join(meta["interpreters"]) if False else None))
+    names = [i.name for i in interps]
+    backends = parse_backends(args.backend or meta.get("backend"))
+    with WorkerPool(interps, jobs=1, log_dir=Path(args.log_dir)) as pool:
+        pool.start()
+        outcomes = pool.run_all(Task(program, n, b, "cpu", args.fullgraph) for n in names for b in backends)
+        found = findings(outcomes)
+        target = None
+        if "signature" in meta:
+            wanted = Signature.parse(meta["signature"])
+            target = next((f for f in found if f.signature.cause == wanted.cause), None)
+        if target is None:
+            target = next((f for f in found if f.signature.kind != "graph-break"), None) or (found[0] if found else None)
+        if target is None:
+            print(f"could not minimise {args.case}: it shows no divergence, crash or graph break here", file=sys.stderr)
+            return EXIT_FOUND
+        print(f"minimising for {target.signature.describe()} [{target.backend}]", file=sys.stderr)
+        check = SignatureCheck(pool, program, target.signature, target.backend, names, fullgraph=args.fullgraph)
+        try:
+            result = minimize_source(program.source, check, budget_s=parse_duration_s(args.budget),
+                                     progress=lambda lines, checks: print(f"  {lines} lines after {checks} checks",
+                                                                          file=sys.stderr))
+        except CouldNotMinimize as e:
+            print(f"could not minimise {args.case}: {e}", file=sys.stderr)
+            return EXIT_FOUND
+    infos = {o.interpreter for o in outcomes}
+    text = corpus.render_case(program.with_source(result.source), target.signature, backend=target.backend,
+                              aspect=target.signature.detail if target.signature.kind == "divergence" else "")
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    print(f"{result.lines_before} -> {result.lines_after} lines in {result.elapsed_s:.0f} s, {result.checks} checks"
+          f"{'' if result.complete else ' (budget reached)'}; interpreters {sorted(infos)}", file=sys.stderr)
+    return EXIT_OK if result.lines_after < result.lines_before else EXIT_FOUND
+
+
+# ---------------------------------------------------------------- report
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from fuzz.campaign import build_summary, write_reports
+    from fuzz.database import CampaignDB
+
+    path = Path(args.dir) / "campaign.sqlite"
+    if not path.exists():
+        raise UsageError(f"{args.dir} holds no campaign.sqlite: pass the --out folder of a tcfuzz run")
+    db = CampaignDB(path)
+    mtime = datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.timezone.utc)
+    old = json.loads((Path(args.dir) / "summary.json").read_text()) if (Path(args.dir) / "summary.json").exists() else {}
+    summary = build_summary(db, name=old.get("campaign", Path(args.dir).name), started=mtime, finished=mtime,
+                            elapsed_s=float(old.get("elapsed_s", 0.0)), minimised=old.get("minimised"))
+    paths = write_reports(db, Path(args.dir), summary)
+    print("\n".join(str(p) for p in paths.values()))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------- main
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tcfuzz", description="Differential fuzzer for torch.compile across CPython versions.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what the harness does")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--python", help="interpreters: 3.11,3.12,3.13,3.13t (default all four) or paths")
+        p.add_argument("--backend", help=f"backends, comma-separated (default {DEFAULT_BACKENDS})")
+        p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+        p.add_argument("--fullgraph", action="store_true", help="compile with fullgraph=True")
+        p.add_argument("--log-dir", default="reports/logs", help="where worker logs go")
+
+    run = sub.add_parser("run", help="a fuzzing campaign")
+    common(run)
+    run.add_argument("--budget", help="time budget, e.g. 10m (default 10m unless --programs)")
+    run.add_argument("--programs", type=int, help="stop after N programs")
+    run.add_argument("--seed", type=int, help="first seed (default 0)")
+    run.add_argument("--jobs", type=int, default=1, help="workers per interpreter (default 1)")
+    run.add_argument("--shard", help="I/N: run the I-th of N shards of the seed space")
+    run.add_argument("--out", help="report folder (default reports/<campaign>)")
+    run.add_argument("--corpus", default="corpus", help="corpus folder (default ./corpus)")
+    run.add_argument("--no-minimize", action="store_true", help="bucket only; file nothing")
+    run.set_defaults(func=cmd_run)
+
+    repro = sub.add_parser("repro", help="run one case on every interpreter x backend")
+    common(repro)
+    repro.add_argument("case")
+    repro.add_argument("--json", action="store_true")
+    repro.set_defaults(func=cmd_repro)
+
+    triage = sub.add_parser("triage", help="the interpreter x backend matrix of one case")
+    common(triage)
+    triage.add_argument("case")
+    triage.add_argument("--json", action="store_true")
+    triage.set_defaults(func=lambda a: cmd_repro(a, triage=True))
+
+    mini = sub.add_parser("minimize", help="reduce a case, keeping its signature")
+    common(mini)
+    mini.add_argument("case")
+    mini.add_argument("-o", "--output", help="write the minimised case here (default: stdout)")
+    mini.add_argument("--budget", default="5m", help="time budget (default 5m)")
+    mini.set_defaults(func=cmd_minimize)
+
+    rep = sub.add_parser("report", help="rebuild a campaign's report from its database")
+    rep.add_argument("dir")
+    rep.set_defaults(func=cmd_report)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except (UsageError, ProgramError) as e:
+        print(f"tcfuzz: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except (HarnessError, TcfuzzError) as e:
+        print(f"tcfuzz: harness failure: {e}", file=sys.stderr)
+        return EXIT_HARNESS
+    except KeyboardInterrupt:
+        print("tcfuzz: interrupted", file=sys.stderr)
+        return EXIT_HARNESS
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,291 @@
+"""Campaign reports: ``summary.json``, ``summary.md`` and ``index.html``.
+
+The campaign computes a summary dict (its shape is fixed by ``shared/DESIGN.md``,
+"summary.json"); this module only renders it. ``summary.md`` is sized for a
+GitHub Actions job summary; ``index.html`` is one self-contained page (inline
+CSS, no scripts, no external assets) that opens from disk. Unknown keys in the
+summary are ignored and missing ones render as empty, so an old or partial
+summary (a merge of shards, a crashed campaign) still gives a report.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+# Cell colours by verdict kind in the HTML matrices; anything else is grey.
+_VERDICT_COLOURS: dict[str, str] = {
+    "match": "#cdeccd", "divergence": "#f4a6a6", "compile-error": "#f7c98b",
+    "crash": "#d98080", "timeout": "#d8b4e8", "flaky": "#e4e4e4",
+    "invalid": "#f0f0f0", "graph-break": "#b9d4f2",
+}
+
+_CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1em}
+th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}
+th{background:#f3f3f3} td.n{text-align:right}
+pre{background:#f7f7f7;padding:.6em;overflow-x:auto}
+.new{color:#fff;background:#c0392b;border-radius:3px;padding:0 .3em;font-size:80%}
+.bar{background:#5b8def;height:.7em;display:inline-block;margin-right:.3em}
+.muted{color:#777}
+"""
+
+
+def write_report(out_dir: Path, summary: dict, cases: dict[str, str],
+                 runs: list[dict] | None = None) -> dict[str, Path]:
+    """Write ``summary.json``, ``summary.md`` and ``index.html`` into ``out_dir``.
+
+    ``cases`` maps a bucket's ``case`` path to the case file's source text (a
+    bucket without an entry is shown without source); ``runs`` is the optional
+    list of per-run rows (see ``render_html``). ``out_dir`` is created if
+    missing. Each file is written atomically (temp file in ``out_dir``, then
+    ``os.replace``), so a reader never sees a half-written report. Returns
+    ``{"json": path, "md": path, "html": path}``; raises ``OSError`` on I/O errors.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out_dir / "summary.json", "md": out_dir / "summary.md",
+             "html": out_dir / "index.html"}
+    _write_atomic(paths["json"], json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    _write_atomic(paths["md"], render_markdown(summary))
+    _write_atomic(paths["html"], render_html(summary, cases, runs))
+    log.info("wrote report for %s into %s", summary.get("campaign", "?"), out_dir)
+    return paths
+
+
+def render_markdown(summary: dict) -> str:
+    """Render the summary as GitHub-flavoured Markdown (a job summary).
+
+    Sections: headline (programs, runs, elapsed in seconds, programs/s, new
+    buckets), verdict counts, interpreters, programs/s per backend, buckets,
+    and minimisation statistics when ``summary["minimised"]`` is present.
+    ``|`` and HTML metacharacters in table cells are escaped.
+    """
+    lines = [f"## tcfuzz campaign {_md(summary.get('campaign', '?'))}", "", _headline(summary), ""]
+
+    def table(header: list[str], rows: list[list[object]]) -> None:
+        lines.append("| " + " | ".join(header) + " |")
+        lines.append("|" + "---|" * len(header))
+        lines.extend("| " + " | ".join(_md(c) for c in row) + " |" for row in rows)
+        lines.append("")
+
+    verdicts = summary.get("verdicts") or {}
+    if verdicts:
+        lines.append("### Verdicts")
+        table(["verdict", "runs"], [[k, n] for k, n in verdicts.items()])
+    interpreters = summary.get("interpreters") or {}
+    if interpreters:
+        lines.append("### Interpreters")
+        table(["name", "version", "torch", "free-threaded", "GIL"], _interpreter_rows(interpreters))
+    by_backend = summary.get("programs_per_s_by_backend") or {}
+    if by_backend:
+        lines.append("### Programs/s by backend")
+        table(["backend", "programs/s"], [[b, _num(r)] for b, r in by_backend.items()])
+    lines.append("### Buckets")
+    buckets = summary.get("buckets") or []
+    if buckets:
+        table(["", "kind", "stage", "detail", "interpreters", "count", "case"],
+              [["NEW" if b.get("new") else "", b.get("kind", ""), b.get("stage", ""),
+                b.get("detail", ""), _join(b.get("interpreters")), b.get("count", ""),
+                b.get("case", "")] for b in buckets])
+    else:
+        lines += ["No buckets.", ""]
+    if summary.get("minimised"):
+        lines.append("### Minimised")
+        table(_MINIMISED_HEADER, _minimised_rows(summary["minimised"]))
+    return "\n".join(lines)
+
+
+def render_html(summary: dict, cases: dict[str, str], runs: list[dict] | None = None) -> str:
+    """Render the summary as one self-contained HTML page.
+
+    Besides the Markdown's sections it shows, per bucket, the interpreter x
+    backend verdict matrix (when the bucket has ``matrix``) and the case
+    source; a "graph breaks by Python version" table with inline bars from
+    ``summary["graph_breaks"]`` (``{gb_type: {interpreter: programs}}``); and,
+    when ``runs`` is given, run counts per interpreter x backend x verdict
+    (rows need ``interpreter``, ``backend`` and ``verdict`` keys; others are
+    skipped). All text is HTML-escaped.
+    """
+    name = _h(summary.get("campaign", "?"))
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+             f"<title>tcfuzz {name}</title><style>{_CSS}</style></head><body>",
+             f"<h1>tcfuzz campaign {name}</h1><p>{_h(_headline(summary, bold=''))}</p>"]
+    meta = [f"{k}: {summary[k]}" for k in ("started", "finished", "device", "seed") if k in summary]
+    if meta:
+        parts.append(f"<p class='muted'>{_h(' · '.join(meta))}</p>")
+    verdicts = summary.get("verdicts") or {}
+    parts.append("<h2>Verdicts</h2>" + _html_table(
+        ["verdict", "runs"], [[_cell(k, k), _cell(n, num=True)] for k, n in verdicts.items()]))
+    parts.append("<h2>Interpreters</h2>" + _html_table(
+        ["name", "version", "torch", "free-threaded", "GIL"],
+        [[_cell(c) for c in row] for row in _interpreter_rows(summary.get("interpreters") or {})]))
+    by_backend = summary.get("programs_per_s_by_backend") or {}
+    if by_backend:
+        parts.append("<h2>Programs/s by backend</h2>" + _html_table(
+            ["backend", "programs/s"], [[_cell(b), _cell(_num(r), num=True)] for b, r in by_backend.items()]))
+    if runs:
+        parts.append(_runs_section(runs))
+    parts.append(_buckets_section(summary, cases))
+    parts.append(_graph_breaks_section(summary))
+    if summary.get("minimised"):
+        parts.append("<h2>Minimised</h2>" + _html_table(
+            _MINIMISED_HEADER, [[_cell(c) for c in row] for row in _minimised_rows(summary["minimised"])]))
+    return "\n".join(parts) + "\n</body></html>\n"
+
+
+def _buckets_section(summary: dict, cases: dict[str, str]) -> str:
+    buckets = summary.get("buckets") or []
+    if not buckets:
+        return "<h2>Buckets</h2><p>No buckets.</p>"
+    rows = []
+    for b in buckets:
+        link = f"<a href='#b-{_h(b.get('id', ''))}'>{_h(b.get('id', ''))}</a>"
+        new = "<span class='new'>NEW</span>" if b.get("new") else ""
+        rows.append([f"<td>{new}</td>", f"<td>{link}</td>", _cell(b.get("kind", ""), b.get("kind")),
+                     _cell(b.get("stage", "")), _cell(b.get("detail", "")),
+                     _cell(_join(b.get("interpreters"))), _cell(_join(b.get("backends"))),
+                     _cell(b.get("count", ""), num=True), _cell(b.get("case", ""))])
+    out = ["<h2>Buckets</h2>", _html_table(
+        ["", "id", "kind", "stage", "detail", "interpreters", "backends", "count", "case"], rows)]
+    backends = list(summary.get("backends") or [])
+    for b in buckets:
+        out.append(f"<h3 id='b-{_h(b.get('id', ''))}'>{_h(b.get('kind', ''))} {_h(b.get('id', ''))}</h3>"
+                   f"<p><code>{_h(b.get('signature', ''))}</code></p>")
+        if b.get("matrix"):
+            out.append(_matrix_table(b["matrix"], backends))
+        source = cases.get(b.get("case", ""))
+        if source is not None:
+            out.append(f"<details><summary>{_h(b.get('case', ''))}</summary><pre>{_h(source)}</pre></details>")
+        else:
+            out.append(f"<p class='muted'>no source for {_h(b.get('case') or 'this bucket')}</p>")
+    return "\n".join(out)
+
+
+def _matrix_table(matrix: dict, backends: list[str]) -> str:
+    """Interpreter x backend table, each cell the verdict, coloured by it."""
+    columns = backends + sorted({k for row in matrix.values() for k in row} - set(backends))
+    columns = [c for c in columns if any(c in row for row in matrix.values())]
+    rows = [[_cell(interp)] + [_cell(row.get(c, ""), row.get(c)) for c in columns]
+            for interp, row in matrix.items()]
+    return _html_table(["interpreter"] + columns, rows)
+
+
+def _graph_breaks_section(summary: dict) -> str:
+    breaks = summary.get("graph_breaks") or {}
+    head = "<h2>Graph breaks by Python version</h2>"
+    if not breaks:
+        return head + "<p>No graph breaks.</p>"
+    interps = list(summary.get("interpreters") or {})
+    interps += sorted({i for row in breaks.values() for i in row} - set(interps))
+    peak = max((n for row in breaks.values() for n in row.values()), default=0) or 1
+    rows = []
+    for gb_type, row in sorted(breaks.items(), key=lambda kv: -sum(kv[1].values())):
+        cells = [_cell(gb_type)]
+        for i in interps:
+            n = row.get(i, 0)
+            cells.append(f"<td><span class='bar' style='width:{100 * n / peak:.0f}px'></span>{n}</td>")
+        rows.append(cells)
+    return head + "<p class='muted'>programs breaking for each reason, per interpreter</p>" + \
+        _html_table(["gb_type"] + interps, rows)
+
+
+def _runs_section(runs: list[dict]) -> str:
+    counts: dict[tuple[str, str], dict[str, int]] = {}
+    for run in runs:
+        if not all(k in run for k in ("interpreter", "backend", "verdict")):
+            continue
+        cell = counts.setdefault((str(run["interpreter"]), str(run["backend"])), {})
+        cell[str(run["verdict"])] = cell.get(str(run["verdict"]), 0) + 1
+    rows = [[_cell(i), _cell(b), _cell(", ".join(f"{v}: {n}" for v, n in sorted(c.items())))]
+            for (i, b), c in sorted(counts.items())]
+    return "<h2>Runs by interpreter and backend</h2>" + _html_table(["interpreter", "backend", "verdicts"], rows)
+
+
+def _headline(summary: dict, bold: str = "**") -> str:
+    """One line: programs, runs, elapsed time, programs/s, new buckets; ``bold`` wraps the numbers."""
+    def b(value: object) -> str:
+        return f"{bold}{value}{bold}"
+    return (f"{b(summary.get('programs', 0))} programs, {b(summary.get('runs', 0))} runs in "
+            f"{b(_duration(summary.get('elapsed_s')))} ({_num(summary.get('programs_per_s'))} programs/s); "
+            f"{b(summary.get('new_buckets', 0))} new buckets")
+
+
+_MINIMISED_HEADER = ["id", "lines before", "lines after", "checks", "elapsed (s)"]
+
+
+def _minimised_rows(minimised: list[dict]) -> list[list[object]]:
+    return [[m.get("id", ""), m.get("lines_before", ""), m.get("lines_after", ""), m.get("checks", ""),
+             _num(m.get("elapsed_s"))] for m in minimised]
+
+
+def _interpreter_rows(interpreters: dict) -> list[list[object]]:
+    return [[name, info.get("version", ""), info.get("torch", ""),
+             _yes_no(info.get("free_threaded")), _yes_no(info.get("gil_enabled"))]
+            for name, info in interpreters.items()]
+
+
+def _html_table(header: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{_h(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _cell(value: object, verdict: object = None, num: bool = False) -> str:
+    """A ``<td>`` with escaped text, background from ``verdict`` if it is a known kind."""
+    colour = _VERDICT_COLOURS.get(verdict) if isinstance(verdict, str) else None
+    attrs = (f" style='background:{colour}'" if colour else "") + (" class='n'" if num else "")
+    return f"<td{attrs}>{_h(value)}</td>"
+
+
+def _h(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _md(value: object) -> str:
+    text = html.escape(str(value), quote=False).replace("|", "\\|")
+    return " ".join(text.splitlines())
+
+
+def _join(values: object) -> str:
+    return ", ".join(map(str, values)) if isinstance(values, (list, tuple, set)) else str(values or "")
+
+
+def _yes_no(value: object) -> str:
+    return {True: "yes", False: "no"}.get(value, "?") if isinstance(value, bool) else "?"
+
+
+def _num(value: object) -> str:
+    return f"{value:.3g}" if isinstance(value, (int, float)) else "?"
+
+
+def _duration(seconds: object) -> str:
+    """``812.4`` -> ``"13m 32s"``; ``seconds`` is elapsed time in seconds."""
+    if not isinstance(seconds, (int, float)):
+        return "?"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    hours, rest = divmod(int(round(seconds)), 3600)
+    return (f"{hours}h " if hours else "") + f"{rest // 60}m {rest % 60}s"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` via a temp file in the same directory and ``os.replace``."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; a report is meant to be read by others
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,131 @@
+"""Signatures: the bucket key of a finding, stable across runs and machines.
+
+A signature is (kind, stage, normalised detail, interpreters). ``kind`` is a
+bug verdict or "graph-break"; ``stage`` is the lowest rung of the backend
+ladder on which the finding shows (harness.backends.LADDER, after torch's
+CompilerBisector); ``detail`` is, per kind:
+  divergence      what differed ("value", "stdout", "mutation", "globals",
+                  or "exception:EagerType->CompiledType")
+  compile-error   "OuterError(InnerError)@torch/<file>:<function>"
+  crash           "SIGSEGV@<innermost frame, torch preferred>"
+  timeout         "timeout"
+  graph-break     Dynamo's gb_type (or the break reason, normalised)
+Graph breaks from explicit ``torch._dynamo.graph_break()`` calls are planted by
+the generator and are not findings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from collections.abc import Iterable
+
+from harness.backends import ladder_rank, stage_of
+from harness.outcome import Outcome, Verdict
+from fuzz.interpreters import DEFAULT_PYTHONS
+
+GRAPH_BREAK = "graph-break"
+KINDS = ("divergence", "compile-error", "crash", "timeout", GRAPH_BREAK)
+# gb_types that the generator plants on purpose.
+PLANTED_GB_TYPES = ("Call to `torch._dynamo.graph_break()`",)
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+_LINE = re.compile(r"(line |:)\d+")
+_SPACE = re.compile(r"\s+")
+
+
+def normalise(detail: str) -> str:
+    """Remove addresses, line numbers and runs of whitespace; at most 200 characters."""
+    detail = _ADDRESS.sub("0x?", detail)
+    detail = _LINE.sub(r"\1N", detail)
+    return _SPACE.sub(" ", detail).strip()[:200]
+
+
+def interpreter_order(name: str) -> tuple[int, str]:
+    return (DEFAULT_PYTHONS.index(name), name) if name in DEFAULT_PYTHONS else (len(DEFAULT_PYTHONS), name)
+
+
+@dataclasses.dataclass(frozen=True)
+class Signature:
+    """A bucket key; ``interpreters`` are sorted in ladder order (3.11 ... 3.13t)."""
+
+    kind: str
+    stage: str
+    detail: str
+    interpreters: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}|{self.stage}|{self.detail}|{','.join(self.interpreters)}"
+
+    @property
+    def id(self) -> str:
+        """First 12 hex digits of the SHA-256 of the key (the corpus file name)."""
+        return hashlib.sha256(self.key.encode()).hexdigest()[:12]
+
+    @property
+    def cause(self) -> tuple[str, str]:
+        """(kind, detail): what must hold on each interpreter of the set."""
+        return (self.kind, self.detail)
+
+    @classmethod
+    def parse(cls, key: str) -> Signature:
+        """Inverse of ``key``; raises ValueError for a malformed key."""
+        parts = key.split("|")
+        if len(parts) != 4 or parts[0] not in KINDS:
+            raise ValueError(f"Expected a signature key 'kind|stage|detail|interpreters' but got {key!r}")
+        return cls(parts[0], parts[1], parts[2], tuple(p for p in parts[3].split(",") if p))
+
+    def describe(self) -> str:
+        where = ", ".join(self.interpreters)
+        return f"{self.kind} at {self.stage}: {self.detail} (on {where})"
+
+
+def bug_detail(outcome: Outcome) -> str:
+    """The normalised detail of a bug verdict (see the module docstring)."""
+    if outcome.verdict is Verdict.DIVERGENCE:
+        return normalise(f"exception:{outcome.error_type}" if outcome.aspect == "exception" else outcome.aspect)
+    if outcome.verdict in (Verdict.COMPILE_ERROR, Verdict.CRASH):
+        return normalise(f"{outcome.error_type}@{outcome.torch_frame}" if outcome.torch_frame else outcome.error_type)
+    return outcome.verdict.value
+
+
+def causes(outcome: Outcome) -> set[tuple[str, str]]:
+    """Every (kind, detail) an outcome shows: its bug verdict and its graph breaks."""
+    found: set[tuple[str, str]] = set()
+    if outcome.verdict.is_bug:
+        found.add((outcome.verdict.value, bug_detail(outcome)))
+    for gb in outcome.graph_breaks:
+        gb_type = normalise(gb.gb_type or gb.reason)
+        if gb_type and gb_type not in PLANTED_GB_TYPES:
+            found.add((GRAPH_BREAK, gb_type))
+    return found
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    """A signature plus the backend it was attributed to (the lowest on the ladder)."""
+
+    signature: Signature
+    backend: str
+
+
+def findings(outcomes: Iterable[Outcome]) -> list[Finding]:
+    """Group one program's outcomes (all interpreters x backends) into findings.
+
+    A cause seen on several backends is attributed to the lowest backend on
+    the ladder, and its interpreter set is where it shows on that backend.
+    Graph breaks are Dynamo's and are attributed to stage "dynamo".
+    """
+    where: dict[tuple[str, str], dict[str, set[str]]] = {}
+    for outcome in outcomes:
+        for cause in causes(outcome):
+            where.setdefault(cause, {}).setdefault(outcome.backend, set()).add(outcome.interpreter)
+    result = []
+    for (kind, detail), by_backend in sorted(where.items()):
+        backend = min(by_backend, key=lambda b: (ladder_rank(b), b))
+        stage = "dynamo" if kind == GRAPH_BREAK else stage_of(backend)
+        interps = tuple(sorted(by_backend[backend], key=interpreter_order))
+        result.append(Finding(Signature(kind, stage, detail, interps), backend))
+    return result

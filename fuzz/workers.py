@@ -1,0 +1,332 @@
+"""Persistent worker processes (``python -m harness.worker``) and a pool of them.
+
+A worker pays ``import torch`` and each backend's first compile once. The host
+talks to it only through ``harness.protocol``. A worker that dies is recorded
+as a ``crash`` of the program it was running (signal, and the innermost frame
+of the ``faulthandler`` traceback it left on stderr); one that does not answer
+within the time limit is killed and recorded as a ``timeout``. Either way it is
+replaced on the next task and the campaign goes on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import logging
+import os
+import queue
+import re
+import select
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from harness import protocol
+from harness.outcome import InterpreterInfo, Outcome, Verdict
+from harness.program import Program
+from fuzz.errors import HarnessError
+from fuzz.interpreters import Interpreter
+
+log = logging.getLogger(__name__)
+
+# Seconds a worker may take to import torch and answer "ready" (4-7 s alone,
+# far more with every core busy compiling).
+STARTUP_TIMEOUT_S = 300.0
+# Seconds one program may run on a warm backend before it counts as a hang.
+RUN_TIMEOUT_S = 90.0
+# Extra seconds for a backend's first compile in a worker: Inductor's first
+# compile runs ~10 CPU-feature probes, each a fresh `import torch` (26-70 s here).
+WARMUP_ALLOWANCE_S = {"inductor": 240.0, "aot_eager": 60.0}
+WARMUP_DEFAULT_S = 30.0
+# Characters of stderr kept with a crash.
+CRASH_LOG_CHARS = 4000
+
+FAULT_FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line \d+ in (?P<func>\S+)', re.M)
+
+
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """One program on one interpreter x backend x device."""
+
+    program: Program
+    interpreter: str
+    backend: str
+    device: str = "cpu"
+    fullgraph: bool = False
+
+
+def short_path(path: str) -> str:
+    """``torch/_inductor/x.py`` for torch files, else the last two path parts."""
+    path = path.replace(os.sep, "/")
+    if "/torch/" in path:
+        return "torch/" + path.rsplit("/torch/", 1)[1]
+    return "/".join(path.split("/")[-2:])
+
+
+def crash_frame(stderr_text: str) -> str:
+    """``path:function`` of the innermost frame of the last faulthandler dump
+    ("most recent call first"), preferring a frame in torch."""
+    dump = stderr_text.rsplit("Fatal Python error", 1)[-1]
+    frames = [(m.group("file"), m.group("func")) for m in FAULT_FRAME.finditer(dump)]
+    for file, func in frames:
+        if "/torch/" in file:
+            return f"{short_path(file)}:{func}"
+    return f"{short_path(frames[0][0])}:{frames[0][1]}" if frames else ""
+
+
+class Worker:
+    """One ``python -m harness.worker`` process for one interpreter."""
+
+    def __init__(self, interpreter: Interpreter, log_dir: Path, *, run_timeout_s: float = RUN_TIMEOUT_S):
+        self.interpreter = interpreter
+        self.log_dir = log_dir
+        self.run_timeout_s = run_timeout_s
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.info: InterpreterInfo | None = None
+        self.warmed: set[str] = set()
+        self.programs_run = 0
+        self._buffer = b""
+        self._ids = itertools.count()
+        self._stderr_path: Path | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> InterpreterInfo:
+        """Spawn the process and wait for "ready". Raises HarnessError if it
+        cannot start (missing torch, bad env) within STARTUP_TIMEOUT_S seconds."""
+        self.close()
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self._stderr_path = self.log_dir / f"worker-{self.interpreter.name}-{os.getpid()}-{id(self):x}.log"
+        stderr = open(self._stderr_path, "ab")
+        self.proc = subprocess.Popen(
+            [str(self.interpreter.python), "-X", "faulthandler", "-m", "harness.worker", "--name", self.interpreter.name],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env=self.interpreter.environ(),
+            cwd=self.log_dir,
+            start_new_session=True,
+        )
+        stderr.close()
+        self._buffer = b""
+        self.warmed = set()
+        message = self._read(STARTUP_TIMEOUT_S)
+        if message is None or message.get("event") != "ready":
+            tail = self._stderr_tail()
+            self.close()
+            raise HarnessError(
+                f"the {self.interpreter.name} worker ({self.interpreter.python}) did not start: "
+                f"{tail.strip().splitlines()[-1] if tail.strip() else 'no output'} (log: {self._stderr_path})"
+            )
+        self.info = InterpreterInfo(**message["interpreter"])
+        return self.info
+
+    def run(self, task: Task) -> Outcome:
+        """Run one task; a crash or hang becomes the Outcome, never an exception.
+        Raises HarnessError only if a fresh worker cannot start or the worker
+        reports an internal harness failure."""
+        if not self.alive:
+            self.start()
+        assert self.proc is not None and self.proc.stdin is not None
+        request_id = next(self._ids)
+        log_offset = self._stderr_path.stat().st_size if self._stderr_path else 0
+        timeout_s = self.run_timeout_s
+        if task.backend not in self.warmed:
+            timeout_s += WARMUP_ALLOWANCE_S.get(task.backend, WARMUP_DEFAULT_S)
+        started = time.monotonic()
+        try:
+            protocol.send(self.proc.stdin, {
+                "op": "run", "id": request_id, "program": task.program.to_json(), "backend": task.backend,
+                "device": task.device, "fullgraph": task.fullgraph,
+            })
+            message = self._read(timeout_s)
+        except (BrokenPipeError, OSError):
+            message = None
+        elapsed_s = time.monotonic() - started
+        if message is None:
+            return self._died(task, log_offset, elapsed_s, timed_out=self.alive)
+        if "error" in message:
+            raise HarnessError(f"the {self.interpreter.name} worker failed internally:\n{message['error']}")
+        self.warmed.add(task.backend)
+        self.programs_run += 1
+        return Outcome.from_json(message["outcome"])
+
+    def _died(self, task: Task, log_offset: int, elapsed_s: float, *, timed_out: bool) -> Outcome:
+        assert self.proc is not None
+        if timed_out:
+            self._kill()
+        returncode = self.proc.wait(timeout=30)
+        stderr_text = self._stderr_tail(log_offset)
+        outcome = Outcome(program_id=task.program.program_id, interpreter=self.interpreter.name,
+                          backend=task.backend, device=task.device, fullgraph=task.fullgraph, elapsed_s=elapsed_s)
+        if timed_out:
+            outcome.verdict = Verdict.TIMEOUT
+            outcome.error_type = "timeout"
+        else:
+            outcome.verdict = Verdict.CRASH
+            outcome.error_type = (signal.Signals(-returncode).name if returncode < 0 and -returncode in signal.valid_signals()
+                                  else f"exit {returncode}")
+            outcome.torch_frame = crash_frame(stderr_text)
+        phases = re.findall(r"\[worker\] phase (\w+)", stderr_text)
+        outcome.aspect = phases[-1] if phases else ""
+        outcome.detail = stderr_text[-CRASH_LOG_CHARS:]
+        log.info("%s worker %s on %s: %s", self.interpreter.name, outcome.verdict.value, task.program.program_id, outcome.error_type)
+        self.proc = None
+        return outcome
+
+    def _read(self, timeout_s: float) -> dict[str, Any] | None:
+        """The next protocol message, or None on EOF or after timeout_s seconds."""
+        assert self.proc is not None and self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout_s
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            return protocol.decode(line)
+        except ValueError as e:
+            raise HarnessError(str(e)) from None
+
+    def _stderr_tail(self, offset: int = 0) -> str:
+        if self._stderr_path is None or not self._stderr_path.exists():
+            return ""
+        with open(self._stderr_path, "rb") as fh:
+            fh.seek(max(offset, fh.seek(0, 2) - 64 * 1024))
+            return fh.read().decode(errors="replace")
+
+    def _kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def close(self) -> None:
+        """Ask the worker to exit; kill it if it does not within 10 s."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                protocol.send(self.proc.stdin, {"op": "shutdown"})
+                self.proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self._kill()
+                self.proc.wait(timeout=30)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                stream.close()
+        self.proc = None
+
+
+class WorkerPool:
+    """``jobs`` persistent workers per interpreter, each served by a thread that
+    takes tasks from its interpreter's queue. Results come back in completion
+    order from ``results()``; ``run_all`` returns them in submission order."""
+
+    def __init__(self, interpreters: Iterable[Interpreter], *, jobs: int = 1, log_dir: Path,
+                 run_timeout_s: float = RUN_TIMEOUT_S):
+        self.interpreters = {i.name: i for i in interpreters}
+        self.queues: dict[str, queue.Queue[tuple[int, Task] | None]] = {n: queue.Queue() for n in self.interpreters}
+        self.results_queue: queue.Queue[tuple[int, Task, Outcome | BaseException]] = queue.Queue()
+        self.workers = [Worker(i, log_dir, run_timeout_s=run_timeout_s)
+                        for i in self.interpreters.values() for _ in range(max(1, jobs))]
+        self.info: dict[str, InterpreterInfo] = {}
+        self._seq = itertools.count()
+        self._threads: list[threading.Thread] = []
+        self.pending = 0
+
+    def start(self) -> dict[str, InterpreterInfo]:
+        """Start every worker in parallel; raises HarnessError if one cannot start."""
+        errors: list[BaseException] = []
+
+        def boot(worker: Worker) -> None:
+            try:
+                self.info[worker.interpreter.name] = worker.start()
+            except BaseException as e:  # reported below
+                errors.append(e)
+
+        boots = [threading.Thread(target=boot, args=(w,)) for w in self.workers]
+        for t in boots:
+            t.start()
+        for t in boots:
+            t.join()
+        if errors:
+            self.close()
+            raise errors[0]
+        for worker in self.workers:
+            thread = threading.Thread(target=self._serve, args=(worker,), daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        return self.info
+
+    def _serve(self, worker: Worker) -> None:
+        q = self.queues[worker.interpreter.name]
+        while (item := q.get()) is not None:
+            seq, task = item
+            try:
+                result: Outcome | BaseException = worker.run(task)
+            except BaseException as e:  # handed to the caller
+                result = e
+            self.results_queue.put((seq, task, result))
+        worker.close()
+
+    def submit(self, task: Task) -> int:
+        if task.interpreter not in self.queues:
+            raise HarnessError(f"no workers for interpreter {task.interpreter}; the pool has {sorted(self.queues)}")
+        seq = next(self._seq)
+        self.pending += 1
+        self.queues[task.interpreter].put((seq, task))
+        return seq
+
+    def next_result(self, timeout_s: float | None = None) -> tuple[int, Task, Outcome]:
+        """The next finished task. Raises HarnessError from a worker, or
+        queue.Empty after timeout_s seconds."""
+        seq, task, result = self.results_queue.get(timeout=timeout_s)
+        self.pending -= 1
+        if isinstance(result, BaseException):
+            raise result
+        return seq, task, result
+
+    def run_all(self, tasks: Iterable[Task]) -> list[Outcome]:
+        """Run tasks and return their outcomes in submission order."""
+        seqs = [self.submit(t) for t in tasks]
+        done: dict[int, Outcome] = {}
+        while len(done) < len(seqs):
+            seq, _, outcome = self.next_result()
+            done[seq] = outcome
+        return [done[s] for s in seqs]
+
+    def results(self) -> Iterator[tuple[int, Task, Outcome]]:
+        while self.pending:
+            yield self.next_result()
+
+    def close(self) -> None:
+        for name, q in self.queues.items():
+            for _ in [w for w in self.workers if w.interpreter.name == name]:
+                q.put(None)
+        for t in self._threads:
+            t.join(timeout=60)
+        for w in self.workers:
+            w.close()
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,176 @@
+"""Tests for fuzz.report: the three report files, escaping, and atomic writes."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from fuzz import report
+
+CASE = "corpus/divergence/ab12cd34ef56.py"
+EVIL_SOURCE = "import torch\ndef f(x):\n    return '<script>alert(1)</script>' & x\n"
+
+
+def sample_summary() -> dict:
+    return {
+        "campaign": "20261130-021500-seed0",
+        "started": "2026-11-30T02:15:00Z", "finished": "2026-11-30T02:28:32Z",
+        "programs": 120, "runs": 1440, "elapsed_s": 812.4, "programs_per_s": 0.148,
+        "programs_per_s_by_backend": {"eager": 0.9, "aot_eager": 0.5, "inductor": 0.2},
+        "verdicts": {"match": 1300, "divergence": 3, "compile-error": 0, "crash": 0,
+                     "timeout": 0, "flaky": 0, "invalid": 20},
+        "interpreters": {
+            "3.11": {"version": "3.11.7", "torch": "2.12.0+cu130", "free_threaded": False, "gil_enabled": True},
+            "3.13t": {"version": "3.13.5", "torch": "2.12.0+cu130", "free_threaded": True, "gil_enabled": False},
+        },
+        "backends": ["eager", "aot_eager", "inductor"], "device": "cpu", "seed": 0,
+        "graph_breaks": {"Unsupported builtin": {"3.11": 12, "3.13t": 3},
+                         "Data-dependent <branch>": {"3.11": 4}},
+        "buckets": [
+            {"signature": "divergence|dynamo|value|3.11,3.13t", "id": "ab12cd34ef56", "kind": "divergence",
+             "stage": "dynamo", "detail": "value", "interpreters": ["3.11", "3.13t"], "backends": ["eager"],
+             "count": 3, "case": CASE, "new": True,
+             "matrix": {"3.11": {"eager": "divergence", "aot_eager": "match"},
+                        "3.13t": {"eager": "divergence", "aot_eager": "compile-error"}}},
+            {"signature": "graph-break|dynamo|x|3.11", "id": "0123456789ab", "kind": "graph-break",
+             "stage": "dynamo", "detail": "a|b", "interpreters": ["3.11"], "backends": ["eager"],
+             "count": 7, "case": "corpus/graph-break/0123456789ab.py", "new": False},
+        ],
+        "new_buckets": 1,
+        "minimised": [{"id": "ab12cd34ef56", "lines_before": 40, "lines_after": 6, "checks": 80, "elapsed_s": 30.2}],
+        "some_future_key": {"ignored": True},
+    }
+
+
+def empty_summary() -> dict:
+    return {"campaign": "empty", "programs": 0, "runs": 0, "elapsed_s": 0.0, "programs_per_s": 0.0,
+            "verdicts": {}, "interpreters": {}, "buckets": [], "graph_breaks": {}, "new_buckets": 0}
+
+
+def test_write_report_writes_three_files(tmp_path: Path) -> None:
+    out = tmp_path / "reports" / "c1"
+    paths = report.write_report(out, sample_summary(), {CASE: EVIL_SOURCE})
+    assert paths == {"json": out / "summary.json", "md": out / "summary.md", "html": out / "index.html"}
+    for path in paths.values():
+        assert path.is_file() and path.stat().st_size > 0
+
+
+def test_summary_json_round_trips(tmp_path: Path) -> None:
+    summary = sample_summary()
+    paths = report.write_report(tmp_path, summary, {})
+    assert json.loads(paths["json"].read_text(encoding="utf-8")) == summary
+    assert paths["json"].read_text(encoding="utf-8").startswith(json.dumps(summary, indent=2, sort_keys=True))
+
+
+def test_write_report_does_not_mutate_summary(tmp_path: Path) -> None:
+    summary = sample_summary()
+    before = copy.deepcopy(summary)
+    report.write_report(tmp_path, summary, {CASE: EVIL_SOURCE}, runs=[])
+    assert summary == before
+
+
+def test_markdown_headline_and_tables() -> None:
+    md = report.render_markdown(sample_summary())
+    assert "**120** programs" in md and "**1440** runs" in md and "13m 32s" in md
+    assert "**1** new buckets" in md
+    assert "| divergence | 3 |" in md
+    assert "| 3.13t | 3.13.5 | 2.12.0+cu130 | yes | no |" in md
+    assert "| inductor | 0.2 |" in md
+    assert f"| NEW | divergence | dynamo | value | 3.11, 3.13t | 3 | {CASE} |" in md
+
+
+def test_minimisation_statistics_rendered() -> None:
+    assert "| ab12cd34ef56 | 40 | 6 | 80 | 30.2 |" in report.render_markdown(sample_summary())
+    page = report.render_html(sample_summary(), {})
+    assert "<h2>Minimised</h2>" in page and "<td>30.2</td>" in page
+
+
+def test_markdown_escapes_pipes_in_cells() -> None:
+    md = report.render_markdown(sample_summary())
+    assert "| graph-break | dynamo | a\\|b | 3.11 | 7 |" in md
+    # Every table row has the same number of unescaped separators as its header.
+    bucket_rows = [l for l in md.splitlines() if "graph-break | dynamo" in l]
+    assert len(re.findall(r"(?<!\\)\|", bucket_rows[0])) == 8
+
+
+def test_html_escapes_case_source() -> None:
+    page = report.render_html(sample_summary(), {CASE: EVIL_SOURCE})
+    assert "<script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "&amp; x" in page
+    assert "<details>" in page and "<pre>" in page
+    assert "Data-dependent &lt;branch&gt;" in page
+
+
+def test_html_has_matrix_cells_coloured_by_verdict() -> None:
+    page = report.render_html(sample_summary(), {})
+    assert f"<td style='background:{report._VERDICT_COLOURS['divergence']}'>divergence</td>" in page
+    assert f"<td style='background:{report._VERDICT_COLOURS['compile-error']}'>compile-error</td>" in page
+    # Columns follow summary["backends"], and only those the matrix uses.
+    assert "<th>interpreter</th><th>eager</th><th>aot_eager</th></tr>" in page
+
+
+def test_html_graph_break_table_with_bars() -> None:
+    page = report.render_html(sample_summary(), {})
+    assert "Graph breaks by Python version" in page
+    assert "<th>gb_type</th><th>3.11</th><th>3.13t</th>" in page
+    assert "<td>Unsupported builtin</td>" in page
+    assert "width:100px'></span>12</td>" in page  # the peak count gets the full bar
+    assert "width:25px'></span>3</td>" in page
+    assert "width:0px'></span>0</td>" in page  # 3.13t never breaks on the data-dependent branch
+
+
+def test_html_is_self_contained() -> None:
+    page = report.render_html(sample_summary(), {CASE: EVIL_SOURCE})
+    assert "<style>" in page
+    assert not re.search(r"(src|href)=['\"](https?:|//)", page)
+    assert "<link" not in page
+
+
+def test_html_runs_section() -> None:
+    runs = [{"interpreter": "3.11", "backend": "eager", "verdict": "match"},
+            {"interpreter": "3.11", "backend": "eager", "verdict": "divergence"},
+            {"interpreter": "3.11", "backend": "eager", "verdict": "match"},
+            {"backend": "eager"}]
+    page = report.render_html(sample_summary(), {}, runs)
+    assert "<td>divergence: 1, match: 2</td>" in page
+
+
+def test_missing_case_source_is_noted() -> None:
+    page = report.render_html(sample_summary(), {})
+    assert "no source for corpus/graph-break/0123456789ab.py" in page
+
+
+@pytest.mark.parametrize("summary", [empty_summary(), {}], ids=["empty", "bare"])
+def test_empty_summary_renders(tmp_path: Path, summary: dict) -> None:
+    paths = report.write_report(tmp_path, summary, {})
+    assert "No buckets." in paths["md"].read_text(encoding="utf-8")
+    page = paths["html"].read_text(encoding="utf-8")
+    assert "No buckets." in page and "No graph breaks." in page
+    assert page.rstrip().endswith("</html>")
+
+
+def test_atomic_write_leaves_no_temp_files(tmp_path: Path) -> None:
+    report.write_report(tmp_path, sample_summary(), {CASE: EVIL_SOURCE})
+    report.write_report(tmp_path, empty_summary(), {})  # overwrite in place
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.html", "summary.json", "summary.md"]
+    assert json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))["campaign"] == "empty"
+
+
+def test_failed_write_keeps_old_file_and_removes_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    report.write_report(tmp_path, sample_summary(), {})
+    old = (tmp_path / "summary.json").read_text(encoding="utf-8")
+
+    def failing_replace(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(OSError, match="disk full"):
+        report.write_report(tmp_path, empty_summary(), {})
+    assert (tmp_path / "summary.json").read_text(encoding="utf-8") == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.html", "summary.json", "summary.md"]
