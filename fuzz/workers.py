@@ -90,6 +90,7 @@ class Worker:
         self.warmed: set[str] = set()
         self.programs_run = 0
         self._buffer = b""
+        self._eof = False
         self._ids = itertools.count()
         self._stderr_path: Path | None = None
 
@@ -147,10 +148,10 @@ class Worker:
             })
             message = self._read(timeout_s)
         except (BrokenPipeError, OSError):
-            message = None
+            message, self._eof = None, True
         elapsed_s = time.monotonic() - started
         if message is None:
-            return self._died(task, log_offset, elapsed_s, timed_out=self.alive)
+            return self._died(task, log_offset, elapsed_s, timed_out=not self._eof)
         if "error" in message:
             raise HarnessError(f"the {self.interpreter.name} worker failed internally:\n{message['error']}")
         self.warmed.add(task.backend)
@@ -181,8 +182,10 @@ class Worker:
         return outcome
 
     def _read(self, timeout_s: float) -> dict[str, Any] | None:
-        """The next protocol message, or None on EOF or after timeout_s seconds."""
+        """The next protocol message, or None on EOF (``_eof`` set) or after
+        timeout_s seconds."""
         assert self.proc is not None and self.proc.stdout is not None
+        self._eof = False
         fd = self.proc.stdout.fileno()
         deadline = time.monotonic() + timeout_s
         while b"\n" not in self._buffer:
@@ -194,6 +197,7 @@ class Worker:
                 continue
             chunk = os.read(fd, 1 << 20)
             if not chunk:
+                self._eof = True
                 return None
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)

@@ -32,6 +32,13 @@ log = logging.getLogger(__name__)
 CALLS_PER_RUN = 2
 
 
+class _Capture(io.StringIO):
+    """Captured stdout that survives a program closing its ``sys.stdout``."""
+
+    def close(self) -> None:
+        pass
+
+
 @dataclass
 class _Call:
     """A call as observed, with snapshots for comparison."""
@@ -99,7 +106,7 @@ def load_module(program: Program, path: str) -> types.ModuleType:
     sys.modules[name] = module
     try:
         code = compile(program.source, path, "exec")
-        with contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stdout(_Capture()):
             exec(code, module.__dict__)
     except Exception as e:
         raise ProgramError(f"the program raised while loading: {type(e).__name__}: {e}") from None
@@ -121,13 +128,13 @@ def _run(module: types.ModuleType, program: Program, fn: Any, calls: int) -> _Ru
     for _ in range(calls):
         torch.manual_seed(0)
         try:
-            with contextlib.redirect_stdout(io.StringIO()):
+            with contextlib.redirect_stdout(_Capture()):
                 args = getattr(module, program.inputs)()
         except Exception as e:
             raise ProgramError(f"inputs() raised {type(e).__name__}: {e}") from None
         if not isinstance(args, tuple):
             args = (args,)
-        out = io.StringIO()
+        out = _Capture()
         start = time.perf_counter()
         call = _Call(CallResult())
         try:

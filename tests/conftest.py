@@ -1,0 +1,29 @@
+"""Shared fixtures. Tests under tests/slow start real workers in the tox envs
+(made by scripts/provision.sh) and are marked ``slow``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+KNOWN_BUGS = ROOT.parent / "shared" / "known-bugs"
+
+
+def env_python(name: str) -> Path:
+    return ROOT / ".tox" / ("py" + name.replace(".", "")) / "bin" / "python"
+
+
+def require_env(name: str) -> None:
+    """Skip (with the fix in the reason) when a worker env is missing."""
+    if not env_python(name).exists():
+        pytest.skip(f"no worker env for {name}: run scripts/provision.sh")
+
+
+@pytest.fixture
+def available_pythons() -> list[str]:
+    names = [n for n in ("3.11", "3.12", "3.13", "3.13t") if env_python(n).exists()]
+    if not names:
+        pytest.skip("no worker envs: run scripts/provision.sh")
+    return names

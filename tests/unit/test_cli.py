@@ -1,0 +1,51 @@
+import pytest
+
+from fuzz import cli
+from fuzz.errors import UsageError
+from fuzz.workers import crash_frame
+
+
+def test_durations_and_shards():
+    assert cli.parse_duration_s("10m") == 600 and cli.parse_duration_s("90s") == 90 and cli.parse_duration_s("2") == 2
+    assert cli.parse_shard("2/4") == (1, 4)
+    for bad in ("0/4", "5/4", "x"):
+        with pytest.raises(UsageError, match="Expected a shard"):
+            cli.parse_shard(bad)
+    with pytest.raises(UsageError, match="Expected a duration"):
+        cli.parse_duration_s("ten minutes")
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
+    assert cli.main(["repro", str(tmp_path / "nope.py")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("tcfuzz: error: no such case file") and "\n" not in err
+    notprog = tmp_path / "x.py"
+    notprog.write_text("print('hi')\n")
+    assert cli.main(["repro", str(notprog)]) == 2
+    assert "defines no top-level 'f'" in capsys.readouterr().err
+    assert cli.main(["run", "--python", "2.7", "--programs", "1"]) == 2
+
+
+def test_missing_interpreter_env_is_a_harness_failure(capsys, monkeypatch, tmp_path):
+    from fuzz import interpreters
+
+    monkeypatch.setattr(interpreters, "ROOT", tmp_path)
+    assert cli.main(["repro", __file__, "--python", "3.12"]) in (2, 3)
+
+
+def test_cuda_refused_for_now(capsys, tmp_path):
+    assert cli.main(["run", "--device", "cuda", "--programs", "1"]) == 2
+    assert "--device cuda" in capsys.readouterr().err
+
+
+def test_crash_frame_prefers_torch_frames():
+    dump = """Fatal Python error: Segmentation fault
+
+Current thread 0x00007f (most recent call first):
+  File "/usr/lib/python3.11/ctypes/__init__.py", line 519 in string_at
+  File "/env/lib/python3.11/site-packages/torch/_dynamo/eval_frame.py", line 9 in _fn
+  File "/tmp/prog.py", line 3 in f
+"""
+    assert crash_frame(dump) == "torch/_dynamo/eval_frame.py:_fn"
+    assert crash_frame(dump.replace("torch/_dynamo", "x")) == "ctypes/__init__.py:string_at"
+    assert crash_frame("") == ""
