@@ -57,6 +57,8 @@ class CampaignConfig:
     shard: tuple[int, int] = (0, 1)
     minimise_budget_s: float = 300.0
     minimise: bool = True
+    # Kinds of new bucket to minimise and file (None: every kind).
+    minimise_kinds: tuple[str, ...] | None = None
     name: str = ""
 
     def seeds(self) -> Any:
@@ -192,7 +194,8 @@ class Campaign:
     def _file_new_buckets(self) -> None:
         config = self.config
         names = [i.name for i in config.interpreters]
-        todo = list(self.new.values())
+        todo = [(f, p) for f, p in self.new.values()
+                if config.minimise_kinds is None or f.signature.kind in config.minimise_kinds]
         for n, (finding, program) in enumerate(todo):
             remaining_s = None if config.budget_s is None else config.budget_s - (time.monotonic() - self.started)
             if remaining_s is not None and remaining_s <= 30:

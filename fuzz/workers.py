@@ -45,6 +45,10 @@ WARMUP_DEFAULT_S = 30.0
 # Characters of stderr kept with a crash.
 CRASH_LOG_CHARS = 4000
 
+# faulthandler's names for fatal signals (Modules/faulthandler.c).
+FATAL_ERRORS = {"Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Bus error": "SIGBUS",
+                "Floating-point exception": "SIGFPE", "Illegal instruction": "SIGILL"}
+FATAL = re.compile(r"Fatal Python error: (?P<what>[^\n]+)")
 FAULT_FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line \d+ in (?P<func>\S+)', re.M)
 
 
@@ -91,6 +95,7 @@ class Worker:
         self.programs_run = 0
         self._buffer = b""
         self._eof = False
+        self._log_offset = 0
         self._ids = itertools.count()
         self._stderr_path: Path | None = None
 
@@ -136,7 +141,7 @@ class Worker:
             self.start()
         assert self.proc is not None and self.proc.stdin is not None
         request_id = next(self._ids)
-        log_offset = self._stderr_path.stat().st_size if self._stderr_path else 0
+        log_offset = self._log_offset = self._stderr_path.stat().st_size if self._stderr_path else 0
         timeout_s = self.run_timeout_s
         if task.backend not in self.warmed:
             timeout_s += WARMUP_ALLOWANCE_S.get(task.backend, WARMUP_DEFAULT_S)
@@ -160,10 +165,18 @@ class Worker:
 
     def _died(self, task: Task, log_offset: int, elapsed_s: float, *, timed_out: bool) -> Outcome:
         assert self.proc is not None
-        if timed_out:
+        try:
+            returncode = self.proc.wait(timeout=0 if timed_out else 5)
+        except subprocess.TimeoutExpired:
             self._kill()
-        returncode = self.proc.wait(timeout=30)
+            returncode = self.proc.wait(timeout=30)
         stderr_text = self._stderr_tail(log_offset)
+        fatal = FATAL.search(stderr_text)
+        if fatal and (timed_out or returncode == -signal.SIGKILL):
+            # faulthandler dumped a fatal signal but the process hung instead
+            # of dying (seen on 3.13 after a segfault in Dynamo): a crash.
+            timed_out = False
+            returncode = -getattr(signal, FATAL_ERRORS.get(fatal.group("what").strip(), "SIGSEGV"))
         outcome = Outcome(program_id=task.program.program_id, interpreter=self.interpreter.name,
                           backend=task.backend, device=task.device, fullgraph=task.fullgraph, elapsed_s=elapsed_s)
         if timed_out:
@@ -194,6 +207,9 @@ class Worker:
                 return None
             ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
             if not ready:
+                if self._fatal_logged():
+                    self._eof = True  # dumped a fatal error; may hang rather than die
+                    return None
                 continue
             chunk = os.read(fd, 1 << 20)
             if not chunk:
@@ -205,6 +221,12 @@ class Worker:
             return protocol.decode(line)
         except ValueError as e:
             raise HarnessError(str(e)) from None
+
+    def _fatal_logged(self) -> bool:
+        """True if faulthandler reported a fatal error since the current task began."""
+        if self._stderr_path is None or self._stderr_path.stat().st_size <= self._log_offset:
+            return False
+        return "Fatal Python error" in self._stderr_tail(self._log_offset)
 
     def _stderr_tail(self, offset: int = 0) -> str:
         if self._stderr_path is None or not self._stderr_path.exists():

@@ -1,0 +1,54 @@
+"""The fuzzer finds a planted bug, files minimised standalone cases, and the
+real backends report no divergence on the same programs."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from fuzz import cli, corpus, interpreters
+from fuzz.campaign import Campaign, CampaignConfig
+from tests.conftest import env_python
+
+pytestmark = pytest.mark.slow
+
+SEED, PROGRAMS = 100, 6
+
+
+def campaign(tmp_path, names, backends, *, minimise):
+    config = CampaignConfig(
+        interpreters=[interpreters.resolve(n) for n in names], backends=backends,
+        out_dir=tmp_path / "report", corpus_dir=tmp_path / "corpus", budget_s=None, programs=PROGRAMS,
+        seed=SEED, minimise=minimise, minimise_budget_s=150, minimise_kinds=("divergence",), name="test")
+    return Campaign(config).run()
+
+
+def test_planted_wrong_backend_is_found_minimised_and_reproducible(tmp_path, available_pythons):
+    result = campaign(tmp_path, available_pythons, ["tcfuzz_add_one"], minimise=True)
+    summary = result.summary
+    assert summary["verdicts"]["divergence"] > 0
+    assert set(summary["interpreters"]) == set(available_pythons)
+    for name in ("summary.json", "summary.md", "index.html", "campaign.sqlite"):
+        assert (tmp_path / "report" / name).exists()
+    filed = [b for b in summary["buckets"] if b["kind"] == "divergence" and b["case"]]
+    assert filed, summary["buckets"]
+    for bucket in filed:
+        text = open(bucket["case"]).read()
+        assert corpus.code_lines(corpus.program_body(text)) <= 15, text
+        program, meta = corpus.read_case(corpus.Path(bucket["case"]))
+        assert meta["signature"] == bucket["signature"] and meta["backend"] == "tcfuzz_add_one"
+        for name in bucket["interpreters"]:
+            env = interpreters.resolve(name).environ()
+            env.pop("PYTHONPATH")
+            proc = subprocess.run([str(env_python(name)), bucket["case"]], env=env, capture_output=True, timeout=300)
+            assert proc.returncode == 1, (name, proc.stdout, proc.stderr)
+        assert cli.main(["repro", bucket["case"], "--python", bucket["interpreters"][0],
+                         "--log-dir", str(tmp_path / "logs")]) == 1
+
+
+def test_real_backends_report_no_divergence_on_the_same_programs(tmp_path, available_pythons):
+    summary = campaign(tmp_path, available_pythons, ["eager", "aot_eager"], minimise=False).summary
+    assert summary["programs"] == PROGRAMS
+    bad = {k: summary["verdicts"][k] for k in ("divergence", "compile-error", "crash", "timeout")}
+    assert bad == {k: 0 for k in bad}, summary["buckets"]

@@ -1,0 +1,57 @@
+"""A program's outcome in a long-lived worker equals its outcome in a fresh
+one: Dynamo, Inductor and module state do not leak between programs."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.outcome import Outcome
+from harness.program import Program
+from fuzz import interpreters
+from fuzz.generate import generate
+from fuzz.workers import Task, Worker
+from tests.conftest import KNOWN_BUGS, require_env
+
+pytestmark = pytest.mark.slow
+
+# Module state, a graph break and a guard on a global: what leaks if anything does.
+STATEFUL = Program("""import torch
+CALLS = []
+SCALE = 2.0
+
+def f(x):
+    CALLS.append(len(CALLS))
+    y = x * SCALE + len(CALLS)
+    torch._dynamo.graph_break()
+    return y.sum(), list(CALLS)
+
+def inputs():
+    return (torch.arange(4.0),)
+""")
+
+
+def essence(o: Outcome) -> tuple:
+    return (o.verdict, o.aspect, o.error_type, [c.value for c in o.eager], [c.value for c in o.compiled],
+            [c.exc_type for c in o.compiled], [c.stdout for c in o.compiled], o.graph_count,
+            sorted(g.gb_type for g in o.graph_breaks), o.recompiles)
+
+
+def test_program_after_a_hundred_others_matches_a_fresh_worker(tmp_path):
+    require_env("3.11")
+    interp = interpreters.resolve("3.11")
+    probes = [STATEFUL, Program.from_file(KNOWN_BUGS / "grad_ctx_object_crosses_graph_break.py"), generate(7)]
+    long_lived = Worker(interp, tmp_path)
+    try:
+        for seed in range(100):
+            long_lived.run(Task(generate(1000 + seed), "3.11", "eager"))
+        assert long_lived.programs_run == 100  # same process throughout: no crash or restart
+        after = [long_lived.run(Task(p, "3.11", "eager")) for p in probes]
+    finally:
+        long_lived.close()
+    for probe, seen_after in zip(probes, after):
+        fresh = Worker(interp, tmp_path)
+        try:
+            alone = fresh.run(Task(probe, "3.11", "eager"))
+        finally:
+            fresh.close()
+        assert essence(seen_after) == essence(alone)
