@@ -124,8 +124,10 @@ def findings(outcomes: Iterable[Outcome]) -> list[Finding]:
             where.setdefault(cause, {}).setdefault(outcome.backend, set()).add(outcome.interpreter)
     result = []
     for (kind, detail), by_backend in sorted(where.items()):
-        backend = min(by_backend, key=lambda b: (ladder_rank(b), b))
-        stage = "dynamo" if kind == GRAPH_BREAK else stage_of(backend)
-        interps = tuple(sorted(by_backend[backend], key=interpreter_order))
-        result.append(Finding(Signature(kind, stage, detail, interps), backend))
+        lowest = min(by_backend, key=lambda b: (ladder_rank(b), b))
+        interps = tuple(sorted(by_backend[lowest], key=interpreter_order))
+        if kind == GRAPH_BREAK:  # Dynamo's, whatever the backend: checked with the cheapest
+            result.append(Finding(Signature(kind, "dynamo", detail, interps), "eager"))
+        else:
+            result.append(Finding(Signature(kind, stage_of(lowest), detail, interps), lowest))
     return result
