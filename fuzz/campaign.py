@@ -33,7 +33,10 @@ log = logging.getLogger(__name__)
 
 # Share of the time budget spent generating and running programs; the rest
 # goes to minimising and confirming the new buckets.
-FUZZ_SHARE = 0.6
+FUZZ_SHARE = 0.5
+# Least time worth giving one case, in seconds: less and pysource-minimize
+# barely starts, and `python CASE` on four interpreters alone takes 10-70 s.
+MIN_CASE_BUDGET_S = 60.0
 # Programs kept in flight per worker, so no worker idles while the host
 # classifies results.
 INFLIGHT_PER_WORKER = 2
@@ -194,15 +197,17 @@ class Campaign:
     def _file_new_buckets(self) -> None:
         config = self.config
         names = [i.name for i in config.interpreters]
-        todo = [(f, p) for f, p in self.new.values()
-                if config.minimise_kinds is None or f.signature.kind in config.minimise_kinds]
+        todo = sorted(((f, p) for f, p in self.new.values()
+                       if config.minimise_kinds is None or f.signature.kind in config.minimise_kinds),
+                      key=lambda fp: filing_priority(fp[0], len(names)))
         for n, (finding, program) in enumerate(todo):
             remaining_s = None if config.budget_s is None else config.budget_s - (time.monotonic() - self.started)
-            if remaining_s is not None and remaining_s <= 30:
-                log.warning("out of time: %d new buckets left unminimised", len(todo) - n)
+            if remaining_s is not None and remaining_s < MIN_CASE_BUDGET_S:
+                log.warning("out of time: %d new buckets left unfiled (their programs are in campaign.sqlite)",
+                            len(todo) - n)
                 break
             per_case_s = config.minimise_budget_s if remaining_s is None else min(
-                config.minimise_budget_s, remaining_s / max(1, len(todo) - n) * 0.75)
+                config.minimise_budget_s, max(MIN_CASE_BUDGET_S, remaining_s / max(1, len(todo) - n)) * 0.6)
             self._tick(f"minimising {n + 1}/{len(todo)}")
             case = file_finding(self.pool, finding, program, names, config, budget_s=per_case_s,
                                 interpreters=config.interpreters, torch_version=self._torch_version())
@@ -214,6 +219,16 @@ class Campaign:
     def _torch_version(self) -> str:
         versions = {i.torch for i in self.pool.info.values()}
         return sorted(versions)[0] if versions else "2.12.0"
+
+
+def filing_priority(finding: Finding, interpreter_count: int) -> int:
+    """Order in which new buckets are filed when time is short: bugs first,
+    then graph breaks that show on some interpreters only (the regression
+    view), then the rest."""
+    sig = finding.signature
+    if sig.kind != "graph-break":
+        return 0
+    return 1 if len(sig.interpreters) < interpreter_count else 2
 
 
 def file_finding(pool: WorkerPool, finding: Finding, program: Program, names: list[str], config: CampaignConfig, *,
@@ -229,9 +244,7 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, names: li
     except CouldNotMinimize:
         log.warning("bucket %s did not reproduce on the workers; not filed", sig.id)
         return {"case": None, "stats": {"checks": check.calls}}
-    reduced = program.with_source(result.source)
-    aspect = _aspect(pool, reduced, finding, config)
-    text = corpus.render_case(reduced, sig, backend=finding.backend, aspect=aspect,
+    text = corpus.render_case(program.with_source(result.source), sig, backend=finding.backend,
                               torch_version=torch_version, device=config.device)
     codes = corpus.run_standalone(text, interpreters)
     reproduced = {n for n, code in codes.items() if code != 0}
@@ -243,14 +256,6 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, names: li
         return {"case": None, "standalone": codes, "stats": stats}
     path = corpus.write_case(corpus.case_path(config.corpus_dir, sig), text)
     return {"case": str(path), "standalone": codes, "stats": stats}
-
-
-def _aspect(pool: WorkerPool, program: Program, finding: Finding, config: CampaignConfig) -> str:
-    """The divergence aspect of the reduced program on the first interpreter."""
-    if finding.signature.kind != "divergence":
-        return ""
-    detail = finding.signature.detail
-    return detail if detail in ("stdout", "mutation", "globals", "value") else "exception"
 
 
 def build_summary(db: CampaignDB, *, name: str, started: datetime.datetime, finished: datetime.datetime,

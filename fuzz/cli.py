@@ -150,9 +150,8 @@ def _cell(o: Outcome) -> str:
         text += f" ({o.error_type or o.aspect})"
     elif o.verdict in (Verdict.COMPILE_ERROR, Verdict.CRASH):
         text += f" ({o.error_type})"
-    breaks = [g for g in o.graph_breaks]
-    if breaks:
-        text += f", {len(breaks)} gb"
+    if o.graph_breaks:
+        text += f", {len(o.graph_breaks)} gb"
     return text
 
 
@@ -221,7 +220,7 @@ def cmd_minimize(args: argparse.Namespace) -> int:
     from fuzz.workers import Task, WorkerPool
 
     program, meta = load_case(args.case)
-    interps = interpreters.parse_list(args.python or (",".join(meta["interpreters"]) if False else None))
+    interps = interpreters.parse_list(args.python)
     names = [i.name for i in interps]
     backends = parse_backends(args.backend or meta.get("backend"))
     with WorkerPool(interps, jobs=1, log_dir=Path(args.log_dir)) as pool:
@@ -246,15 +245,13 @@ def cmd_minimize(args: argparse.Namespace) -> int:
         except CouldNotMinimize as e:
             print(f"could not minimise {args.case}: {e}", file=sys.stderr)
             return EXIT_FOUND
-    infos = {o.interpreter for o in outcomes}
-    text = corpus.render_case(program.with_source(result.source), target.signature, backend=target.backend,
-                              aspect=target.signature.detail if target.signature.kind == "divergence" else "")
+    text = corpus.render_case(program.with_source(result.source), target.signature, backend=target.backend)
     if args.output:
         Path(args.output).write_text(text)
     else:
         sys.stdout.write(text)
     print(f"{result.lines_before} -> {result.lines_after} lines in {result.elapsed_s:.0f} s, {result.checks} checks"
-          f"{'' if result.complete else ' (budget reached)'}; interpreters {sorted(infos)}", file=sys.stderr)
+          f"{'' if result.complete else ' (budget reached)'}", file=sys.stderr)
     return EXIT_OK if result.lines_after < result.lines_before else EXIT_FOUND
 
 

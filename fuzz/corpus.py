@@ -66,8 +66,10 @@ _RUNNER_GRAPH_BREAK = '''\
 if __name__ == "__main__":  # exit 1 while Dynamo still breaks the graph for this reason
     import sys
     from torch._dynamo.utils import counters
-    try: torch.compile(f, backend="eager")(*inputs())
-    except Exception as e: print(f"raised {type(e).__name__}: {e}")
+    compiled = torch.compile(f, backend="eager")
+    for _ in range(2):
+        try: compiled(*inputs())
+        except Exception as e: print(f"raised {type(e).__name__}: {e}")
     breaks = [m.splitlines()[0] for c in ("graph_break", "unimplemented") for m in counters[c]]
     print("graph breaks:", breaks)
     sys.exit(GB_TYPE in breaks)
@@ -112,9 +114,15 @@ def _toml(value: Any) -> str:
     return json.dumps(value)  # JSON strings and arrays of strings are valid TOML
 
 
-def render_case(program: Program, signature: Signature, *, backend: str, aspect: str = "",
-                torch_version: str = "2.12.0", device: str = "cpu", meta: dict[str, Any] | None = None) -> str:
-    """The text of a standalone corpus case for ``program`` showing ``signature``."""
+def render_case(program: Program, signature: Signature, *, backend: str, torch_version: str = "2.12.0",
+                device: str = "cpu", meta: dict[str, Any] | None = None) -> str:
+    """The text of a standalone corpus case for ``program`` showing ``signature``.
+
+    Its ``__main__`` block compares what the signature's detail names: return
+    values and exceptions, plus printed text and arguments after the call for
+    "stdout", "mutation" and "globals" divergences; for a graph break, whether
+    Dynamo still reports that ``gb_type``.
+    """
     today = datetime.date.today().isoformat()
     table: dict[str, Any] = {
         "signature": signature.key, "kind": signature.kind, "stage": signature.stage,
@@ -137,7 +145,8 @@ def render_case(program: Program, signature: Signature, *, backend: str, aspect:
             parts.append(PLANTED_BACKENDS[backend].rstrip("\n") + f"\n\nBACKEND = {backend}")
         else:
             parts.append(f"BACKEND = {_toml(backend)}")
-        parts.append(_RUNNER_EFFECTS if aspect in ("stdout", "mutation", "globals") else _RUNNER_VALUE)
+        effects = signature.kind == "divergence" and signature.detail in ("stdout", "mutation", "globals")
+        parts.append(_RUNNER_EFFECTS if effects else _RUNNER_VALUE)
     return "\n\n\n".join(p.strip("\n") for p in parts) + "\n"
 
 

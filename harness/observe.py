@@ -1,10 +1,12 @@
 """What torch reports while a program runs compiled: graph breaks and graphs.
 
-Graph breaks come from Dynamo itself: its ``log_graph_break`` (wrapped once per
-process) gives the ``gb_type``, reason and user line of each break, and
-``torch._dynamo.utils.counters["unimplemented"]`` gives frames Dynamo skipped
-entirely (for example "graph break in loop"). The first line of an
-``Unsupported`` message is its ``gb_type`` (``torch._dynamo.exc.format_graph_break_message``).
+The set of graph breaks is read from ``torch._dynamo.utils.counters``
+("graph_break": breaks Dynamo resumed after; "unimplemented": frames it
+skipped), whose keys are ``Unsupported`` messages: their first line is the
+``gb_type`` (``torch._dynamo.exc.format_graph_break_message``). A corpus case's
+``__main__`` block reads the same counters, so the harness and ``python CASE``
+agree by construction. Dynamo's ``log_graph_break`` (wrapped once per process)
+adds the user line of each break where it gives one.
 """
 
 from __future__ import annotations
@@ -66,24 +68,43 @@ def install() -> None:
     _installed = True
 
 
+def _explanation(msg: str) -> str:
+    for line in msg.splitlines()[1:]:
+        if line.strip().startswith("Explanation:"):
+            return line.strip()[len("Explanation:"):].strip()[:MAX_REASON_CHARS]
+    return ""
+
+
 @contextlib.contextmanager
 def record_graph_breaks() -> Iterator[list[GraphBreak]]:
-    """Collect the graph breaks (and skipped frames) of the code run inside."""
+    """Collect the graph breaks and skipped frames of the code run inside,
+    one ``GraphBreak`` per occurrence."""
     global _active
     from torch._dynamo.utils import counters
 
     install()
-    before = dict(counters["unimplemented"])
+    categories = ("graph_break", "unimplemented")
+    before = {c: dict(counters[c]) for c in categories}
+    logged: list[GraphBreak] = []
     breaks: list[GraphBreak] = []
-    _active = breaks
+    _active = logged
     try:
         yield breaks
     finally:
         _active = None
-        for msg, count in counters["unimplemented"].items():
-            if count > before.get(msg, 0):
-                gb_type = _first_line(msg)
-                breaks.append(GraphBreak(gb_type=gb_type, reason=f"frame skipped: {gb_type}"))
+        for category in categories:
+            for msg, count in list(counters[category].items()):
+                for _ in range(count - before[category].get(msg, 0)):
+                    gb_type = _first_line(msg)
+                    where = next((g for g in logged if g.gb_type == gb_type), None)
+                    if where is not None:
+                        logged.remove(where)
+                    breaks.append(GraphBreak(
+                        gb_type=gb_type,
+                        reason=_explanation(msg) or ("frame skipped" if category == "unimplemented" else gb_type),
+                        filename=where.filename if where else "",
+                        lineno=where.lineno if where else 0,
+                    ))
 
 
 class GraphCounter:

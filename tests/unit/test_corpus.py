@@ -21,7 +21,7 @@ def inputs():
 
 def test_case_has_pep723_metadata_and_loads_as_program(tmp_path):
     sig = Signature("divergence", "tcfuzz_add_one", "value", ("3.11", "3.13t"))
-    text = corpus.render_case(Program(PROGRAM), sig, backend="tcfuzz_add_one", aspect="value")
+    text = corpus.render_case(Program(PROGRAM), sig, backend="tcfuzz_add_one")
     ast.parse(text)
     meta = tomllib.loads(read_pep723(text)["content"])
     assert meta["dependencies"] == ["torch==2.12.0"]
