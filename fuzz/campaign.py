@@ -137,7 +137,7 @@ class Campaign:
                                 minimised=self.minimised)
         write_reports(self.db, config.out_dir, summary)
         self.db.close()
-        return CampaignResult(summary, config.out_dir, summary["new_buckets"])
+        return CampaignResult(summary, config.out_dir, summary["new_signatures"])
 
     def _fuzz(self, budget_s: float | None) -> None:
         config = self.config

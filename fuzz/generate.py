@@ -149,27 +149,26 @@ class _Scope:
 
 @dataclasses.dataclass(frozen=True)
 class _Expr:
-    """A tensor-valued expression: text, bound on |value|, bounded-range top op."""
+    """A tensor-valued expression and an upper bound on its |value|."""
 
     text: str
     magnitude: float
-    squashed: bool = False
 
 
-# Unary ops: template, magnitude of the result given the operand's, squashed.
-_UNARY: tuple[tuple[str, Callable[[float], float], bool], ...] = (
-    ("torch.tanh({0})", lambda m: 1.0, True),
-    ("torch.sigmoid({0})", lambda m: 1.0, True),
-    ("torch.sin({0})", lambda m: 1.0, True),
-    ("torch.cos({0})", lambda m: 1.0, True),
-    ("torch.relu({0})", lambda m: m, False),
-    ("{0}.abs()", lambda m: m, False),
-    ("{0}.clamp(-1.0, 1.0)", lambda m: 1.0, True),
-    ("({0} * 0.5)", lambda m: m / 2, False),
-    ("(-{0})", lambda m: m, False),
-    ("({0} / (1.0 + {0}.abs()))", lambda m: 1.0, True),
-    ("torch.atan({0})", lambda m: 1.6, True),
-    ("{0}.softmax(dim=-1)", lambda m: 1.0, True),
+# Unary ops: template, magnitude of the result given the operand's.
+_UNARY: tuple[tuple[str, Callable[[float], float]], ...] = (
+    ("torch.tanh({0})", lambda m: 1.0),
+    ("torch.sigmoid({0})", lambda m: 1.0),
+    ("torch.sin({0})", lambda m: 1.0),
+    ("torch.cos({0})", lambda m: 1.0),
+    ("torch.relu({0})", lambda m: m),
+    ("{0}.abs()", lambda m: m),
+    ("{0}.clamp(-1.0, 1.0)", lambda m: 1.0),
+    ("({0} * 0.5)", lambda m: m / 2),
+    ("(-{0})", lambda m: m),
+    ("({0} / (1.0 + {0}.abs()))", lambda m: 1.0),
+    ("torch.atan({0})", lambda m: 1.6),
+    ("{0}.softmax(dim=-1)", lambda m: 1.0),
 )
 _PERIODIC = frozenset({"torch.sin({0})", "torch.cos({0})"})
 
@@ -319,11 +318,11 @@ class _Writer:
         if form == "atom":
             return _Expr(self._atom(scope), VAR_MAGNITUDE)
         if form == "unary":
-            template, magnitude, squashed = self._pick(_UNARY)
+            template, magnitude = self._pick(_UNARY)
             inner = self._expr(scope, depth - 1)
             if template in _PERIODIC and inner.magnitude > MAX_PERIODIC_ARGUMENT:
-                template, magnitude, squashed = _UNARY[0]
-            return _Expr(template.format(inner.text), magnitude(inner.magnitude), squashed)
+                template, magnitude = _UNARY[0]
+            return _Expr(template.format(inner.text), magnitude(inner.magnitude))
         if form == "binary":
             template, magnitude = self._pick(_BINARY)
             a, b = self._expr(scope, depth - 1), self._expr(scope, depth - 1)
@@ -335,7 +334,10 @@ class _Writer:
             return self._reduction(scope, depth)
         if form == "scale":
             inner = self._expr(scope, depth - 1)
-            options = [("({0} * 2.0)", 2.0 * inner.magnitude), ("({0} + 1.0)", inner.magnitude + 1.0)]
+            options = [
+                ("({0} * 2.0)", 2.0 * inner.magnitude),
+                ("({0} + 1.0)", inner.magnitude + 1.0),
+            ]
             options += [
                 (f"({{0}} * ({name} + 1) * 0.25)", inner.magnitude * (MAX_SMALL_INT + 1) * 0.25)
                 for name in scope.ints
@@ -446,6 +448,10 @@ class _Writer:
         else:
             self._emit(scope, f"{target} = {self._squashed(scope)}")
 
+    def _store(self, scope: _Scope, target: str, expr: _Expr) -> None:
+        """``target = <expr, squashed>``."""
+        self._emit(scope, f"{target} = {self._squash(expr)}")
+
     def _inplace(self, scope: _Scope) -> None:
         target = self._pick(scope.tensors)
         self._features.add("inplace-arg" if target in ("t0", "t1") else "inplace-local")
@@ -496,7 +502,7 @@ class _Writer:
                 length += 1
             elif op == "pop":
                 target = self._pick(scope.writable)
-                self._emit(scope, f"{target} = {self._squash(_Expr(f'{name}.pop()', VAR_MAGNITUDE))}")
+                self._store(scope, target, _Expr(f"{name}.pop()", VAR_MAGNITUDE))
                 length -= 1
             else:
                 self._emit(scope, f"del {name}[{self._pick((0, -1))}]")
@@ -530,7 +536,7 @@ class _Writer:
         else:
             self._emit(scope, f"{name}.append({self._squashed(scope, 1)})")
             target = self._pick(scope.writable)
-            self._emit(scope, f"{target} = {self._squash(_Expr(f'{name}.pop()', VAR_MAGNITUDE))}")
+            self._store(scope, target, _Expr(f"{name}.pop()", VAR_MAGNITUDE))
 
     def _dict(self, scope: _Scope) -> None:
         existing = sorted(name for name in scope.dicts if name not in scope.frozen)
@@ -572,7 +578,7 @@ class _Writer:
             target = self._pick(scope.writable)
             key = self._pick(keys) if keys else "a"
             read = f'{name}["{key}"]' if keys else f'{name}.get("a", t1)'
-            self._emit(scope, f"{target} = {self._squash(_Expr(f'({read} + {self._atom(scope)})', 2 * VAR_MAGNITUDE))}")
+            self._store(scope, target, _Expr(f"({read} + {self._atom(scope)})", 2 * VAR_MAGNITUDE))
             return
         self._features.add("dict-mutation")
         if op == "setitem":
@@ -849,7 +855,8 @@ class _Writer:
             self._emit(scope, f"{items} = list({call})")
             scope.lists[items] = yields
             target = self._pick(scope.writable)
-            self._emit(scope, f"{target} = {self._squash(_Expr(f'({items}[0] + {items}[-1])', 2 * SQUASHED_MAGNITUDE))}")
+            pair = _Expr(f"({items}[0] + {items}[-1])", 2 * SQUASHED_MAGNITUDE)
+            self._store(scope, target, pair)
         elif consumer == "sum":
             total = _Expr(f"sum({call})", yields * SQUASHED_MAGNITUDE)
             self._emit(scope, f"{self._pick(scope.writable)} = {self._squash(total)}")
