@@ -43,6 +43,14 @@ def parse_shard(text: str) -> tuple[int, int]:
     return int(match.group(1)) - 1, int(match.group(2))
 
 
+def daily_seed(today: datetime.date | None = None) -> int:
+    """The default first seed: the same all day (so the shards of one nightly
+    run agree) and new each day (so nightly runs explore new programs):
+    days since 1970-01-01 x 100,000."""
+    today = today or datetime.datetime.now(datetime.timezone.utc).date()
+    return (today - datetime.date(1970, 1, 1)).days * 100_000
+
+
 def parse_backends(text: str | None) -> list[str]:
     return [b.strip() for b in (text or DEFAULT_BACKENDS).split(",") if b.strip()]
 
@@ -71,7 +79,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_device(args.device)
     if args.programs is None and args.budget is None:
         args.budget = "10m"
-    seed = args.seed if args.seed is not None else 0
+    seed = args.seed if args.seed is not None else daily_seed()
     name = f"{datetime.datetime.now().strftime('%Y%m%d-%H%M%S')}-seed{seed}"
     out = Path(args.out) if args.out else Path("reports") / name
     config = CampaignConfig(
@@ -292,7 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     common(run)
     run.add_argument("--budget", help="time budget, e.g. 10m (default 10m unless --programs)")
     run.add_argument("--programs", type=int, help="stop after N programs")
-    run.add_argument("--seed", type=int, help="first seed (default 0)")
+    run.add_argument("--seed", type=int, help="first seed (default: one per UTC day, the same for every shard)")
     run.add_argument("--jobs", type=int, default=1, help="workers per interpreter (default 1)")
     run.add_argument("--shard", help="I/N: run the I-th of N shards of the seed space")
     run.add_argument("--out", help="report folder (default reports/<campaign>)")

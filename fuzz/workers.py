@@ -110,6 +110,7 @@ class Worker:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self._stderr_path = self.log_dir / f"worker-{self.interpreter.name}-{os.getpid()}-{id(self):x}.log"
         stderr = open(self._stderr_path, "ab")
+        self._log_offset = stderr.seek(0, 2)  # earlier crashes in this log are not this start's
         self.proc = subprocess.Popen(
             [str(self.interpreter.python), "-X", "faulthandler", "-m", "harness.worker", "--name", self.interpreter.name],
             stdin=subprocess.PIPE,

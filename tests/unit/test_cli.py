@@ -49,3 +49,11 @@ Current thread 0x00007f (most recent call first):
     assert crash_frame(dump) == "torch/_dynamo/eval_frame.py:_fn"
     assert crash_frame(dump.replace("torch/_dynamo", "x")) == "ctypes/__init__.py:string_at"
     assert crash_frame("") == ""
+
+
+def test_daily_seed_is_stable_within_a_day_and_changes_between_days():
+    import datetime
+
+    day = datetime.date(2026, 12, 1)
+    assert cli.daily_seed(day) == cli.daily_seed(day)
+    assert cli.daily_seed(day + datetime.timedelta(days=1)) - cli.daily_seed(day) == 100_000
