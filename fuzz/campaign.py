@@ -130,13 +130,14 @@ class Campaign:
             if config.minimise:
                 self._file_new_buckets()
         finally:
+            # a harness failure still leaves the report of what ran before it
             self.pool.close()
-        finished_at = datetime.datetime.now(datetime.timezone.utc)
-        summary = build_summary(self.db, name=config.name, started=started_at, finished=finished_at,
-                                elapsed_s=time.monotonic() - self.started, elapsed_by_backend=self.elapsed_by_backend,
-                                minimised=self.minimised)
-        write_reports(self.db, config.out_dir, summary)
-        self.db.close()
+            finished_at = datetime.datetime.now(datetime.timezone.utc)
+            summary = build_summary(self.db, name=config.name, started=started_at, finished=finished_at,
+                                    elapsed_s=time.monotonic() - self.started,
+                                    elapsed_by_backend=self.elapsed_by_backend, minimised=self.minimised)
+            write_reports(self.db, config.out_dir, summary)
+            self.db.close()
         return CampaignResult(summary, config.out_dir, summary["new_signatures"])
 
     def _fuzz(self, budget_s: float | None) -> None:

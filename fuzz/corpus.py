@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.backends import PLANTED_BACKENDS
-from harness.program import Program, read_pep723
+from harness.program import Program, ProgramError, read_pep723
 from fuzz.errors import CorpusError
 from fuzz.interpreters import Interpreter
 from fuzz.signature import GRAPH_BREAK, Signature
@@ -154,21 +154,16 @@ def read_case(path: Path) -> tuple[Program, dict[str, Any]]:
     """A case's Program and its ``[tool.tcfuzz]`` table. Raises CorpusError
     with a one-line message for a file that is not a case."""
     try:
-        text = path.read_text()
-    except OSError as e:
-        raise CorpusError(f"cannot read corpus case {path}: {e}") from None
-    header = read_pep723(text)
+        program = Program.from_file(path)
+    except ProgramError as e:
+        raise CorpusError(str(e)) from None
+    header = read_pep723(program.source)
     meta: dict[str, Any] = {}
     if header is not None:
         try:
             meta = tomllib.loads(header["content"]).get("tool", {}).get("tcfuzz", {})
         except tomllib.TOMLDecodeError as e:
             raise CorpusError(f"{path}: malformed PEP 723 block ({e}); fix or delete the header") from None
-    program = Program(source=text, generator=f"case:{path.name}")
-    try:
-        program.check()
-    except Exception as e:
-        raise CorpusError(f"{path}: {e}") from None
     return program, meta
 
 

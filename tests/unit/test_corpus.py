@@ -56,10 +56,10 @@ def test_write_keeps_the_smaller_case(tmp_path):
 
 def test_read_case_one_line_errors(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("# /// script\n# [tool.tcfuzz\n# ///\ndef f(): pass\n")
+    bad.write_text("# /// script\n# [tool.tcfuzz\n# ///\ndef f(): pass\ndef inputs(): return ()\n")
     with pytest.raises(CorpusError, match="malformed PEP 723"):
         corpus.read_case(bad)
-    with pytest.raises(CorpusError, match="cannot read"):
+    with pytest.raises(CorpusError, match="cannot read program"):
         corpus.read_case(tmp_path / "missing.py")
 
 
