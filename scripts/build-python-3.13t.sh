@@ -24,8 +24,10 @@ fi
 
 if ! dpkg -s libgdbm-dev >/dev/null 2>&1; then
   step "installing build dependency libgdbm-dev"
-  if [ "$(id -u)" = 0 ]; then apt-get install -y -q libgdbm-dev >/dev/null || fail "apt-get install libgdbm-dev failed"
-  else sudo apt-get install -y -q libgdbm-dev >/dev/null || fail "install libgdbm-dev (sudo apt-get install libgdbm-dev)"; fi
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  { $SUDO apt-get install -y -q libgdbm-dev >/dev/null 2>&1 \
+    || { $SUDO apt-get update -q >/dev/null 2>&1 && $SUDO apt-get install -y -q libgdbm-dev >/dev/null; }; } \
+    || fail "cannot install libgdbm-dev: run (sudo) apt-get install libgdbm-dev, then rerun"
 fi
 
 mkdir -p "$APT/lists/partial" "$APT/cache/archives/partial" "$APT/etc/preferences.d" "$WORK"
