@@ -10,6 +10,7 @@ only then on the others, so most rejections cost one run.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import logging
 import time
@@ -76,6 +77,26 @@ class SignatureCheck:
         return any(f.signature == self.signature for f in findings(first + rest))
 
 
+class _DropConstantStatements(ast.NodeTransformer):
+    """Remove bare constant statements (``0``) that pysource-minimize leaves
+    where a block would otherwise be empty, keeping one where it must."""
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        super().generic_visit(node)
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                kept = [s for s in block if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+                setattr(node, name, kept or ([ast.Pass()] if name != "orelse" else []))
+        return node
+
+
+def tidy(source: str) -> str:
+    """``source`` without bare constant statements, unparsed (comments dropped)."""
+    tree = _DropConstantStatements().visit(ast.parse(source))
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
 def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: float = DEFAULT_BUDGET_S,
                     progress: Callable[[int, int], None] | None = None) -> MinimizeResult:
     """Reduce ``source`` (the program body) while ``check`` holds.
@@ -111,6 +132,11 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
     except _OutOfTime:
         complete = False
         log.info("minimisation stopped after its budget of %.0f s", budget_s)
+    tidied = tidy(best[0])
+    if tidied != best[0] and code_lines(tidied) < code_lines(best[0]):
+        counters["checks"] += 1
+        if check(tidied):
+            best[0] = tidied
     result = best[0] if code_lines(best[0]) <= code_lines(body) else body
     return MinimizeResult(source=result, lines_before=code_lines(body), lines_after=code_lines(result),
                           checks=counters["checks"], accepted=counters["accepted"],

@@ -1,0 +1,44 @@
+# /// script
+# requires-python = ">=3.11"
+# dependencies = ["torch==2.12.0"]
+# [tool.tcfuzz]
+# signature = "divergence|dynamo|exception:None->TypeError|3.12,3.13,3.13t"
+# kind = "divergence"
+# stage = "dynamo"
+# interpreters = ["3.12", "3.13", "3.13t"]
+# backend = "eager"
+# device = "cpu"
+# torch = "2.12.0+cu130"
+# first-seen = "2026-11-30"
+# last-seen = "2026-11-30"
+# ///
+
+
+import torch
+
+def f(t0, t1, n):
+    try:
+        with torch.no_grad():
+            0
+            [0 for i9 in range(0)]
+            torch._dynamo.graph_break()
+    except ValueError:
+        pass
+
+def inputs():
+    0
+    return (torch.randn(5), torch.randn(5), 0)
+
+
+BACKEND = "eager"
+
+
+if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they differ
+    import sys
+    from torch._dynamo.utils import same
+    def run(fn):
+        try: return [fn(*inputs()) for _ in range(2)]
+        except Exception as e: return f"raised {type(e).__name__}: {e}"
+    eager, compiled = run(f), run(torch.compile(f, backend=BACKEND))
+    print(f"eager:    {eager}\ncompiled: {compiled}")
+    sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)
