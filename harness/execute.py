@@ -98,8 +98,9 @@ def load_module(program: Program, path: str) -> types.ModuleType:
     Raises ProgramError if the source does not execute or lacks the functions.
     """
     program.check()
-    with open(path, "w") as fh:
-        fh.write(program.source)
+    if not os.path.exists(path):  # named by the source's hash: same path, same text
+        with open(path, "w") as fh:
+            fh.write(program.source)
     name = f"tcfuzz_program_{program.program_id}"
     module = types.ModuleType(name)
     module.__file__ = path
@@ -204,9 +205,9 @@ def run_program(
         mod_b = load_module(program, path)
         eager_b = _run(mod_b, program, getattr(mod_b, program.entry), calls)
         outcome.eager = [c.result for c in eager_a.calls]
-        if _first_difference(eager_a, eager_b):
-            outcome.verdict = Verdict.FLAKY
-            outcome.aspect = _first_difference(eager_a, eager_b)
+        flaky_aspect = _first_difference(eager_a, eager_b)
+        if flaky_aspect:
+            outcome.verdict, outcome.aspect = Verdict.FLAKY, flaky_aspect
             return outcome
 
         log.info("phase compiled %s %s", program.program_id, backend)

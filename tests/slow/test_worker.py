@@ -88,3 +88,16 @@ def test_free_threaded_worker_runs_with_the_gil_off(tmp_path):
         assert o.verdict is Verdict.MATCH and o.gil_enabled is False
     finally:
         w.close()
+
+
+def test_repro_reports_a_segfaulting_program_as_crash(tmp_path, capsys):
+    require_env("3.11")
+    from fuzz import cli
+
+    case = tmp_path / "segv.py"
+    case.write_text(prog("    return x + len(ctypes.string_at(0))\n").source)
+    code = cli.main(["repro", str(case), "--python", "3.11", "--backend", "eager,aot_eager",
+                     "--log-dir", str(tmp_path / "logs")])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert out.count("crash (SIGSEGV)") == 2 and "SIGSEGV@ctypes/__init__.py:string_at" in out
