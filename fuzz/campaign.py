@@ -26,7 +26,7 @@ from fuzz.errors import CouldNotMinimize, UsageError
 from fuzz.generate import generate
 from fuzz.interpreters import Interpreter
 from fuzz.minimize import SignatureCheck, minimize_source
-from fuzz.signature import Finding, Signature, findings
+from fuzz.signature import Finding, findings, interpreter_order
 from fuzz.workers import Task, WorkerPool
 
 log = logging.getLogger(__name__)
@@ -304,7 +304,7 @@ def build_summary(db: CampaignDB, *, name: str, started: datetime.datetime, fini
         "interpreters": {
             name: {"version": info["version"], "torch": info["torch"], "free_threaded": info["free_threaded"],
                    "gil_enabled": _gil(outcomes, name, info["gil_enabled"])}
-            for name, info in meta.get("interpreters", {}).items()
+            for name, info in sorted(meta.get("interpreters", {}).items(), key=lambda kv: interpreter_order(kv[0]))
         },
         "backends": config.get("backends", []),
         "device": config.get("device", "cpu"),

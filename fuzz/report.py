@@ -94,7 +94,7 @@ def render_markdown(summary: dict) -> str:
         table(["", "kind", "stage", "detail", "interpreters", "count", "case"],
               [["NEW" if b.get("new") else "", b.get("kind", ""), b.get("stage", ""),
                 b.get("detail", ""), _join(b.get("interpreters")), b.get("count", ""),
-                b.get("case", "")] for b in buckets])
+                b.get("case") or "(not filed)"] for b in buckets])
     else:
         lines += ["No buckets.", ""]
     if summary.get("minimised"):
@@ -152,7 +152,7 @@ def _buckets_section(summary: dict, cases: dict[str, str]) -> str:
         rows.append([f"<td>{new}</td>", f"<td>{link}</td>", _cell(b.get("kind", ""), b.get("kind")),
                      _cell(b.get("stage", "")), _cell(b.get("detail", "")),
                      _cell(_join(b.get("interpreters"))), _cell(_join(b.get("backends"))),
-                     _cell(b.get("count", ""), num=True), _cell(b.get("case", ""))])
+                     _cell(b.get("count", ""), num=True), _cell(b.get("case") or "(not filed)")])
     out = ["<h2>Buckets</h2>", _html_table(
         ["", "id", "kind", "stage", "detail", "interpreters", "backends", "count", "case"], rows)]
     backends = list(summary.get("backends") or [])
