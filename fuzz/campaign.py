@@ -277,10 +277,12 @@ def build_summary(db: CampaignDB, *, name: str, started: datetime.datetime, fini
             graph_breaks.setdefault(gb.gb_type or gb.reason, {}).setdefault(o.interpreter, set()).add(o.program_id)
         if elapsed_by_backend is None:
             by_backend_s[o.backend] = by_backend_s.get(o.backend, 0.0) + o.elapsed_s
+    by_program: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        by_program.setdefault(o.program_id, []).append(o)
     buckets = []
     for b in db.buckets():
-        cells = [o for o in outcomes if o.program_id == b["program_id"]]
-        for o in cells:
+        for o in by_program.get(b["program_id"], []):
             matrix.setdefault(b["key"], {}).setdefault(o.interpreter, {})[o.backend] = o.verdict.value
         buckets.append({
             "signature": b["key"], "id": b["id"], "kind": b["kind"], "stage": b["stage"], "detail": b["detail"],

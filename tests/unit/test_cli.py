@@ -29,8 +29,12 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
 def test_missing_interpreter_env_is_a_harness_failure(capsys, monkeypatch, tmp_path):
     from fuzz import interpreters
 
-    monkeypatch.setattr(interpreters, "ROOT", tmp_path)
-    assert cli.main(["repro", __file__, "--python", "3.12"]) in (2, 3)
+    case = tmp_path / "case.py"
+    case.write_text("import torch\ndef f(x):\n    return x\ndef inputs():\n    return (torch.ones(1),)\n")
+    monkeypatch.setattr(interpreters, "ROOT", tmp_path)  # no .tox here
+    assert cli.main(["repro", str(case), "--python", "3.12"]) == 3
+    err = capsys.readouterr().err.strip()
+    assert "no worker env for Python 3.12" in err and "scripts/provision.sh" in err and "\n" not in err
 
 
 def test_cuda_refused_for_now(capsys, tmp_path):
