@@ -20,7 +20,7 @@ def campaign(tmp_path, names, backends, *, minimise):
     config = CampaignConfig(
         interpreters=[interpreters.resolve(n) for n in names], backends=backends,
         out_dir=tmp_path / "report", corpus_dir=tmp_path / "corpus", budget_s=None, programs=PROGRAMS,
-        seed=SEED, minimise=minimise, minimise_budget_s=150, minimise_kinds=("divergence",), name="test")
+        seed=SEED, minimise=minimise, minimise_budget_s=300, minimise_kinds=("divergence",), name="test")
     return Campaign(config).run()
 
 
