@@ -93,10 +93,6 @@ class CampaignDB:
             (case, stats.get("lines_before"), stats.get("lines_after"), stats.get("checks"), stats.get("elapsed_s"), key),
         )
 
-    def program_source(self, program_id: str) -> str:
-        row = self.conn.execute("SELECT source FROM programs WHERE program_id = ? LIMIT 1", (program_id,)).fetchone()
-        return row[0] if row else ""
-
     def buckets(self) -> list[dict[str, Any]]:
         cols = [d[1] for d in self.conn.execute("PRAGMA table_info(buckets)")]
         return [dict(zip(cols, row)) for row in self.conn.execute("SELECT * FROM buckets ORDER BY kind, key")]

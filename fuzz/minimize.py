@@ -46,9 +46,6 @@ class MinimizeResult:
     elapsed_s: float = 0.0
     complete: bool = True
 
-    def stats(self) -> dict[str, object]:
-        return dataclasses.asdict(self) | {"source": None}
-
 
 class SignatureCheck:
     """Callable ``check(source) -> bool``: does the program still show exactly

@@ -21,7 +21,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +124,12 @@ class Worker:
         self._buffer = b""
         self.warmed = set()
         message = self._read(STARTUP_TIMEOUT_S)
+        if message is not None and message.get("protocol") != protocol.PROTOCOL_VERSION:
+            self.close()
+            raise HarnessError(
+                f"the {self.interpreter.name} worker speaks protocol {message.get('protocol')}, the host "
+                f"{protocol.PROTOCOL_VERSION}: both must come from the same tcfuzz checkout (PYTHONPATH)"
+            )
         if message is None or message.get("event") != "ready":
             tail = self._stderr_tail()
             self.close()
@@ -264,7 +270,7 @@ class Worker:
 class WorkerPool:
     """``jobs`` persistent workers per interpreter, each served by a thread that
     takes tasks from its interpreter's queue. Results come back in completion
-    order from ``results()``; ``run_all`` returns them in submission order."""
+    order from ``next_result()``; ``run_all`` returns them in submission order."""
 
     def __init__(self, interpreters: Iterable[Interpreter], *, jobs: int = 1, log_dir: Path,
                  run_timeout_s: float = RUN_TIMEOUT_S):
@@ -338,10 +344,6 @@ class WorkerPool:
             seq, _, outcome = self.next_result()
             done[seq] = outcome
         return [done[s] for s in seqs]
-
-    def results(self) -> Iterator[tuple[int, Task, Outcome]]:
-        while self.pending:
-            yield self.next_result()
 
     def close(self) -> None:
         for name, q in self.queues.items():

@@ -6,7 +6,7 @@ Requests (host -> worker, on the worker's stdin):
   {"op": "shutdown"}
 Replies (worker -> host, on a private duplicate of the worker's original
 stdout, so that programs printing or writing to fd 1 from C cannot corrupt it):
-  {"event": "ready", "interpreter": {...InterpreterInfo...}}
+  {"event": "ready", "interpreter": {...InterpreterInfo...}, "protocol": 1}
   {"id": N, "outcome": {...Outcome...}}
   {"id": N, "error": "traceback text"}          (a harness failure)
 A worker that dies or stops answering is detected by the host (EOF or

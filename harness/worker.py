@@ -69,7 +69,8 @@ def serve() -> int:
     observe.install()
     info = interpreter_info()
     name = options.name or info.name
-    protocol.send(proto_out, {"event": "ready", "interpreter": info.__dict__, "pid": os.getpid()})
+    protocol.send(proto_out, {"event": "ready", "interpreter": info.__dict__, "pid": os.getpid(),
+                               "protocol": protocol.PROTOCOL_VERSION})
     for line in proto_in:
         if not line.strip():
             continue
