@@ -108,6 +108,8 @@ class Campaign:
         self.started = time.monotonic()
         self.elapsed_by_backend: dict[str, float] = {b: 0.0 for b in config.backends}
         self.minimised: list[dict[str, Any]] = []
+        self.seeds = config.seeds()
+        self.next_seq = 0
 
     def _tick(self, phase: str | None = None) -> None:
         if phase:
@@ -125,10 +127,20 @@ class Campaign:
         try:
             infos = self.pool.start()
             self.db.set_meta("interpreters", {k: dataclasses.asdict(v) for k, v in infos.items()})
-            fuzz_budget_s = None if config.budget_s is None else config.budget_s * (FUZZ_SHARE if config.minimise else 1.0)
-            self._fuzz(fuzz_budget_s)
-            if config.minimise:
-                self._file_new_buckets()
+            # Rounds: fuzz for a share of the time left, file what it found,
+            # and fuzz again with whatever time filing did not need.
+            while True:
+                deadline_s = None
+                if config.budget_s is not None:
+                    left_s = config.budget_s - (time.monotonic() - self.started)
+                    deadline_s = config.budget_s - left_s * (1 - FUZZ_SHARE if config.minimise else 0.0)
+                self._fuzz(deadline_s)
+                if config.minimise:
+                    self._file_new_buckets()
+                    self.new.clear()
+                if config.budget_s is None or self._out_of_programs() or (
+                        config.budget_s - (time.monotonic() - self.started) < MIN_CASE_BUDGET_S):
+                    break
         finally:
             # a harness failure still leaves the report of what ran before it
             self.pool.close()
@@ -140,33 +152,37 @@ class Campaign:
             self.db.close()
         return CampaignResult(summary, config.out_dir, summary["new_signatures"])
 
-    def _fuzz(self, budget_s: float | None) -> None:
+    def _out_of_programs(self) -> bool:
+        return self.config.programs is not None and self.next_seq >= self.config.programs
+
+    def _fuzz(self, deadline_s: float | None) -> None:
+        """Generate and run programs until ``deadline_s`` seconds after the
+        campaign's start (None: until ``programs`` ran), then drain."""
         config = self.config
         cells = [(i.name, b) for i in config.interpreters for b in config.backends]
         limit = INFLIGHT_PER_WORKER * len(self.pool.workers) * len(config.backends)
-        seeds = config.seeds()
         inflight: dict[int, tuple[Program, dict[tuple[str, str], Outcome]]] = {}
         seq_of_task: dict[int, int] = {}
-        next_seq = 0
         self._tick("fuzzing")
 
         def out_of_budget() -> bool:
-            if config.programs is not None and next_seq >= config.programs:
+            if self._out_of_programs():
                 return True
-            return budget_s is not None and time.monotonic() - self.started >= budget_s
+            return deadline_s is not None and time.monotonic() - self.started >= deadline_s
 
         while True:
             while not out_of_budget() and self.pool.pending < limit:
-                program = generate(next(seeds))
-                self.db.add_program(next_seq, program)
-                inflight[next_seq] = (program, {})
+                seq = self.next_seq
+                program = generate(next(self.seeds))
+                self.db.add_program(seq, program)
+                inflight[seq] = (program, {})
                 # eager first on every interpreter, then the slower backends
                 for backend in config.backends:
                     for interp, b in cells:
                         if b == backend:
                             task_id = self.pool.submit(Task(program, interp, backend, config.device, config.fullgraph))
-                            seq_of_task[task_id] = next_seq
-                next_seq += 1
+                            seq_of_task[task_id] = seq
+                self.next_seq += 1
             if not self.pool.pending:
                 break
             task_id, task, outcome = self.pool.next_result()
