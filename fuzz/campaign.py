@@ -243,6 +243,8 @@ def filing_priority(finding: Finding, interpreter_count: int) -> int:
     then graph breaks that show on some interpreters only (the regression
     view), then the rest."""
     sig = finding.signature
+    if sig.kind == "graph-break-regression":
+        return 1
     if sig.kind != "graph-break":
         return 0
     return 1 if len(sig.interpreters) < interpreter_count else 2
@@ -265,6 +267,10 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, names: li
                               torch_version=torch_version, device=config.device)
     codes = corpus.run_standalone(text, interpreters)
     reproduced = {n for n, code in codes.items() if code != 0}
+    if sig.kind == "graph-break-regression" and reproduced - set(sig.interpreters):
+        log.warning("bucket %s: python CASE breaks on %s too, so it is no regression; not filed",
+                    sig.id, sorted(reproduced - set(sig.interpreters)))
+        return {"case": None, "standalone": codes, "stats": {"checks": result.checks}}
     stats = {"lines_before": result.lines_before, "lines_after": result.lines_after, "checks": result.checks,
              "elapsed_s": round(result.elapsed_s, 2)}
     if not set(sig.interpreters) <= reproduced:

@@ -26,7 +26,7 @@ from harness.backends import PLANTED_BACKENDS
 from harness.program import Program, ProgramError, read_pep723
 from fuzz.errors import CorpusError
 from fuzz.interpreters import Interpreter
-from fuzz.signature import GRAPH_BREAK, Signature
+from fuzz.signature import GRAPH_BREAK, GRAPH_BREAK_REGRESSION, Signature
 
 # Seconds `python CASE` may run before it counts as a hang (a fresh process
 # pays `import torch` and, for Inductor, its first compile: 26-70 s here).
@@ -138,8 +138,8 @@ def render_case(program: Program, signature: Signature, *, backend: str, torch_v
     if "import torch" not in body:
         body = "import torch\n" + body
     parts = ["\n".join(header), body.rstrip("\n")]
-    if signature.kind == GRAPH_BREAK:
-        parts.append(f"GB_TYPE = {_toml(signature.detail)}\n\n{_RUNNER_GRAPH_BREAK}")
+    if signature.kind in (GRAPH_BREAK, GRAPH_BREAK_REGRESSION):
+        parts.append(f"GB_TYPE = {_toml(signature.cause[1])}\n\n{_RUNNER_GRAPH_BREAK}")
     else:
         if backend in PLANTED_BACKENDS:
             parts.append(PLANTED_BACKENDS[backend].rstrip("\n") + f"\n\nBACKEND = {backend}")

@@ -10,6 +10,11 @@ CompilerBisector); ``detail`` is, per kind:
   crash           "SIGSEGV@<innermost frame, torch preferred>"
   timeout         "timeout"
   graph-break     Dynamo's gb_type (or the break reason, normalised)
+  graph-break-regression
+                  "<gb_type> [absent on 3.11, 3.12]": a graph break that shows
+                  on some interpreters (the signature's set) and not on others
+                  that traced the same program (match or divergence verdict on
+                  the same backend); it replaces the plain graph-break finding
 Graph breaks from explicit ``torch._dynamo.graph_break()`` calls are planted by
 the generator and are not findings.
 """
@@ -26,7 +31,13 @@ from harness.outcome import Outcome, Verdict
 from fuzz.interpreters import DEFAULT_PYTHONS
 
 GRAPH_BREAK = "graph-break"
-KINDS = ("divergence", "compile-error", "crash", "timeout", GRAPH_BREAK)
+GRAPH_BREAK_REGRESSION = "graph-break-regression"
+KINDS = ("divergence", "compile-error", "crash", "timeout", GRAPH_BREAK, GRAPH_BREAK_REGRESSION)
+# Joins a regression's gb_type and the interpreters it is absent on in its detail.
+ABSENT_ON = " [absent on "
+# Verdicts after which a missing graph break means Dynamo traced the program and
+# did not break (a compile error or crash may stop before the break is reached).
+_TRACED = (Verdict.MATCH, Verdict.DIVERGENCE)
 # gb_types that the generator plants on purpose.
 PLANTED_GB_TYPES = ("Call to `torch._dynamo.graph_break()`",)
 
@@ -66,7 +77,10 @@ class Signature:
 
     @property
     def cause(self) -> tuple[str, str]:
-        """(kind, detail): what must hold on each interpreter of the set."""
+        """(kind, detail): what must hold on each interpreter of the set; for a
+        graph-break regression, the plain graph break ("graph-break", gb_type)."""
+        if self.kind == GRAPH_BREAK_REGRESSION:
+            return (GRAPH_BREAK, self.detail.split(ABSENT_ON, 1)[0])
         return (self.kind, self.detail)
 
     @classmethod
@@ -116,10 +130,16 @@ def findings(outcomes: Iterable[Outcome]) -> list[Finding]:
 
     A cause seen on several backends is attributed to the lowest backend on
     the ladder, and its interpreter set is where it shows on that backend.
-    Graph breaks are Dynamo's and are attributed to stage "dynamo".
+    Graph breaks are Dynamo's and are attributed to stage "dynamo"; one that
+    is absent on an interpreter that traced the program on that backend is a
+    ``graph-break-regression`` (its detail names where it is absent) instead
+    of a plain ``graph-break``.
     """
     where: dict[tuple[str, str], dict[str, set[str]]] = {}
+    traced: dict[str, set[str]] = {}
     for outcome in outcomes:
+        if outcome.verdict in _TRACED:
+            traced.setdefault(outcome.backend, set()).add(outcome.interpreter)
         for cause in causes(outcome):
             where.setdefault(cause, {}).setdefault(outcome.backend, set()).add(outcome.interpreter)
     result = []
@@ -127,6 +147,10 @@ def findings(outcomes: Iterable[Outcome]) -> list[Finding]:
         lowest = min(by_backend, key=lambda b: (ladder_rank(b), b))
         interps = tuple(sorted(by_backend[lowest], key=interpreter_order))
         if kind == GRAPH_BREAK:  # Dynamo's, whatever the backend: checked with the cheapest
+            absent = sorted(traced.get(lowest, set()) - by_backend[lowest], key=interpreter_order)
+            if absent:
+                detail = f"{detail}{ABSENT_ON}{', '.join(absent)}]"
+                kind = GRAPH_BREAK_REGRESSION
             result.append(Finding(Signature(kind, "dynamo", detail, interps), "eager"))
         else:
             result.append(Finding(Signature(kind, stage_of(lowest), detail, interps), lowest))

@@ -54,8 +54,69 @@ def test_graph_breaks_bucket_by_gb_type_and_skip_planted_ones():
     outs = [outcome("3.11", "eager", graph_breaks=[gb, planted]), outcome("3.13t", "eager", graph_breaks=[gb]),
             outcome("3.12", "eager", graph_breaks=[planted])]
     [f] = findings(outs)
-    assert f.signature == Signature("graph-break", "dynamo", "Data-dependent branching", ("3.11", "3.13t"))
+    # 3.12 traced the program and broke only where the program asked it to
+    assert f.signature == Signature("graph-break-regression", "dynamo", "Data-dependent branching [absent on 3.12]",
+                                    ("3.11", "3.13t"))
+
+
+def test_graph_break_on_every_interpreter_that_traced_is_a_plain_graph_break():
+    gb = GraphBreak(gb_type="Data-dependent branching", reason="x")
+    outs = [outcome("3.11", "eager", graph_breaks=[gb]),
+            outcome("3.12", "eager", Verdict.DIVERGENCE, aspect="value", graph_breaks=[gb]),
+            # a crash or compile error may stop before the break: not evidence of absence
+            outcome("3.13", "eager", Verdict.CRASH, error_type="SIGSEGV"),
+            outcome("3.13t", "eager", Verdict.COMPILE_ERROR, error_type="InternalTorchDynamoError")]
+    gb_findings = [f for f in findings(outs) if f.signature.kind.startswith("graph-break")]
+    assert [f.signature for f in gb_findings] == [
+        Signature("graph-break", "dynamo", "Data-dependent branching", ("3.11", "3.12"))]
+
+
+def test_graph_break_on_some_interpreters_only_is_a_regression():
+    gb = GraphBreak(gb_type="Attempt to trace generator", reason="x")
+    outs = [outcome("3.11", "eager"), outcome("3.12", "eager"),
+            outcome("3.13", "eager", graph_breaks=[gb]), outcome("3.13t", "eager", graph_breaks=[gb]),
+            outcome("3.11", "inductor", graph_breaks=[gb])]  # the lowest backend decides
+    [f] = findings(outs)
+    assert f.backend == "eager"
+    sig = f.signature
+    assert sig == Signature("graph-break-regression", "dynamo", "Attempt to trace generator [absent on 3.11, 3.12]",
+                            ("3.13", "3.13t"))
+    assert Signature.parse(sig.key) == sig
+    # what must hold on each interpreter of the set is the plain graph break
+    assert sig.cause == ("graph-break", "Attempt to trace generator")
+
+
+def test_regression_needs_a_traced_interpreter_without_the_break():
+    gb = GraphBreak(gb_type="Attempt to trace generator", reason="x")
+    outs = [outcome("3.11", "eager", Verdict.FLAKY), outcome("3.13", "eager", graph_breaks=[gb])]
+    assert [f.signature.kind for f in findings(outs)] == ["graph-break"]
 
 
 def test_flaky_and_match_are_not_findings():
     assert findings([outcome("3.11", "eager", Verdict.FLAKY), outcome("3.12", "eager")]) == []
+
+
+class _FakePool:
+    """Answers run_all like a WorkerPool: the program breaks wherever ``breaks_on(source)`` says."""
+
+    def __init__(self, breaks_on):
+        self.breaks_on = breaks_on
+
+    def run_all(self, tasks):
+        gb = GraphBreak(gb_type="Attempt to trace generator", reason="x")
+        return [outcome(t.interpreter, t.backend, graph_breaks=[gb] if t.interpreter in self.breaks_on(t.program.source)
+                        else []) for t in tasks]
+
+
+def test_signature_check_of_a_regression_enforces_absence_elsewhere():
+    from harness.program import Program
+    from fuzz.minimize import SignatureCheck
+
+    sig = Signature("graph-break-regression", "dynamo", "Attempt to trace generator [absent on 3.11, 3.12]",
+                    ("3.13", "3.13t"))
+    where = {"kept": {"3.13", "3.13t"}, "everywhere": {"3.11", "3.12", "3.13", "3.13t"}, "gone": set()}
+    pool = _FakePool(lambda source: where[source.strip()])
+    check = SignatureCheck(pool, Program(source="kept"), sig, "eager", ["3.11", "3.12", "3.13", "3.13t"])
+    assert check("kept")
+    assert not check("everywhere")  # breaks on 3.11 and 3.12 too: no longer a regression
+    assert not check("gone")
