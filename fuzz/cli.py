@@ -52,7 +52,9 @@ def daily_seed(today: datetime.date | None = None) -> int:
 
 
 def parse_backends(text: str | None) -> list[str]:
-    return [b.strip() for b in (text or DEFAULT_BACKENDS).split(",") if b.strip()]
+    """"eager,inductor" -> ["eager", "inductor"]; None or "all": the default three."""
+    text = DEFAULT_BACKENDS if text in (None, "", "all") else text
+    return [b.strip() for b in text.split(",") if b.strip()]
 
 
 def check_device(device: str) -> None:
@@ -174,27 +176,11 @@ def _table(outcomes: list[Outcome], interps: list[str], backends: list[str]) -> 
 
 
 def pattern(outcomes: list[Outcome], interps: list[str], backends: list[str]) -> str:
-    """A name for where the bug shows: "all versions", "3.12+ only",
-    "free-threaded only", "Inductor only", ... or "passes everywhere"."""
-    bad = {(o.interpreter, o.backend) for o in outcomes if o.verdict.is_bug}
-    if not bad:
-        return "passes everywhere"
-    where_i = [i for i in interps if any((i, b) in bad for b in backends)]
-    where_b = [b for b in backends if any((i, b) in bad for i in interps)]
-    parts = []
-    if where_i == interps:
-        parts.append("all versions")
-    elif all(i.endswith("t") for i in where_i):
-        parts.append("free-threaded only")
-    elif where_i == interps[interps.index(where_i[0]):]:
-        parts.append(f"{where_i[0]}+ only")
-    else:
-        parts.append(", ".join(where_i) + " only")
-    if where_b != backends:
-        parts.append(", ".join(where_b) + " only")
-    else:
-        parts.append("every backend")
-    return "; ".join(parts)
+    """A name for where the bug shows ("all versions", "3.12+ only",
+    "free-threaded only", "all versions, Inductor only", ...; see fuzz.triage)."""
+    from fuzz.triage import name_pattern
+
+    return name_pattern({(o.interpreter, o.backend) for o in outcomes if o.verdict.is_bug}, interps, backends)
 
 
 def cmd_repro(args: argparse.Namespace, *, triage: bool = False) -> int:
@@ -219,6 +205,29 @@ def cmd_repro(args: argparse.Namespace, *, triage: bool = False) -> int:
     if triage:
         return EXIT_OK
     return EXIT_FOUND if any(o.verdict.is_bug for o in outcomes) else EXIT_OK
+
+
+def cmd_triage(args: argparse.Namespace) -> int:
+    """The interpreter x backend (x torch release) matrix of one case; exit 0."""
+    from fuzz import triage, torch_envs
+
+    check_device(args.device)
+    if args.bisect and not args.torch:
+        raise UsageError("--bisect searches torch releases: pass them too, e.g. --torch 2.10.0,2.11.0,2.12.0")
+    program, meta = load_case(args.case)
+    releases = torch_envs.parse_releases(args.torch) if args.torch else []
+    run = triage.pool_runner(program, device=args.device, fullgraph=args.fullgraph, log_dir=Path(args.log_dir))
+    result = triage.triage(
+        args.case, run, interpreters.parse_list(args.python), parse_backends(args.backend),
+        target=triage.target_of(meta), releases=releases, bisect=args.bisect,
+        env_for=lambda interp, release: torch_envs.ensure_env(interp, release, index_url=args.index_url))
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    elif args.markdown:
+        sys.stdout.write(triage.render_markdown(result))
+    else:
+        print(triage.render_text(result))
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------- minimize
@@ -314,11 +323,18 @@ def build_parser() -> argparse.ArgumentParser:
     repro.add_argument("--json", action="store_true")
     repro.set_defaults(func=cmd_repro)
 
-    triage = sub.add_parser("triage", help="the interpreter x backend matrix of one case")
+    triage = sub.add_parser("triage", help="the interpreter x backend (x torch release) matrix of one case")
     common(triage)
     triage.add_argument("case")
-    triage.add_argument("--json", action="store_true")
-    triage.set_defaults(func=lambda a: cmd_repro(a, triage=True))
+    output = triage.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the matrix as JSON")
+    output.add_argument("--markdown", action="store_true", help="print the matrix as Markdown (for an issue)")
+    triage.add_argument("--torch", help="torch releases to add as an axis, in order: 2.10.0,2.11.0,2.12.0 "
+                                        "(envs made with uv, cached under ~/.cache/tcfuzz/envs)")
+    triage.add_argument("--index-url", help="package index for the torch envs (e.g. a nightly index)")
+    triage.add_argument("--bisect", action="store_true",
+                        help="find the first --torch release where the behaviour changes, running as few as it can")
+    triage.set_defaults(func=cmd_triage)
 
     mini = sub.add_parser("minimize", help="reduce a case, keeping its signature")
     common(mini)
