@@ -61,7 +61,7 @@ def interpreter_pattern(where: Sequence[str], interpreters: Sequence[str]) -> st
         return f"{shown[0]}+ only"
     expected = [t for t in threaded if t[:-1] in shown_gil]  # free-threaded builds of shown versions
     if shown_gil == gil:
-        name = ""
+        name = gil[0] if len(gil) == 1 else ""
     elif len(shown_gil) > 1 and shown_gil == gil[gil.index(shown_gil[0]):]:
         name = f"{shown_gil[0]}+"
     elif len(shown_gil) == 1:
@@ -71,7 +71,7 @@ def interpreter_pattern(where: Sequence[str], interpreters: Sequence[str]) -> st
     else:
         return listed
     if shown_threaded == expected:
-        return f"{name} only"
+        return f"{name} only" if name else "all but free-threaded"
     if not shown_threaded:
         return f"{name} only, not free-threaded" if name else "all but free-threaded"
     if not expected and name:
