@@ -23,8 +23,19 @@ log = logging.getLogger(__name__)
 _VERDICT_COLOURS: dict[str, str] = {
     "match": "#cdeccd", "divergence": "#f4a6a6", "compile-error": "#f7c98b",
     "crash": "#d98080", "timeout": "#d8b4e8", "flaky": "#e4e4e4",
-    "invalid": "#f0f0f0", "graph-break": "#b9d4f2",
+    "invalid": "#f0f0f0", "graph-break": "#b9d4f2", "graph-break-regression": "#8fb3e8",
 }
+# One letter or two per verdict for the compact matrix in the bucket table.
+_VERDICT_ABBREVIATIONS: dict[str, str] = {
+    "match": "M", "divergence": "D", "compile-error": "CE", "crash": "C", "timeout": "T",
+    "flaky": "F", "invalid": "I",
+}
+# Bar colours per interpreter in the graph-break chart, in ladder order.
+_INTERPRETER_COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1")
+# Graph-break reasons drawn in the chart (the most frequent); the table lists all.
+CHART_MAX_REASONS = 25
+# Buckets up to which each case's source is shown open (more: collapsed).
+OPEN_SOURCES_MAX = 10
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}
@@ -35,6 +46,8 @@ pre{background:#f7f7f7;padding:.6em;overflow-x:auto}
 .new{color:#fff;background:#c0392b;border-radius:3px;padding:0 .3em;font-size:80%}
 .bar{background:#5b8def;height:.7em;display:inline-block;margin-right:.3em}
 .muted{color:#777}
+table.mini{margin:0;font-size:80%} table.mini td,table.mini th{padding:0 .3em;text-align:center}
+svg.chart text{font:12px system-ui,sans-serif;fill:#222} svg.chart .vs{fill:#c0392b}
 """
 
 
@@ -145,17 +158,22 @@ def _buckets_section(summary: dict, cases: dict[str, str]) -> str:
     buckets = summary.get("buckets") or []
     if not buckets:
         return "<h2>Buckets</h2><p>No buckets.</p>"
+    backends = list(summary.get("backends") or [])
     rows = []
     for b in buckets:
         link = f"<a href='#b-{_h(b.get('id', ''))}'>{_h(b.get('id', ''))}</a>"
         new = "<span class='new'>NEW</span>" if b.get("new") else ""
+        mini = _mini_matrix(b["matrix"], backends) if b.get("matrix") else ""
         rows.append([f"<td>{new}</td>", f"<td>{link}</td>", _cell(b.get("kind", ""), b.get("kind")),
                      _cell(b.get("stage", "")), _cell(b.get("detail", "")),
                      _cell(_join(b.get("interpreters"))), _cell(_join(b.get("backends"))),
+                     f"<td class='matrix'>{mini}</td>",
                      _cell(b.get("count", ""), num=True), _cell(b.get("case") or "(not filed)")])
+    legend = ", ".join(f"{a} {v}" for v, a in _VERDICT_ABBREVIATIONS.items())
     out = ["<h2>Buckets</h2>", _html_table(
-        ["", "id", "kind", "stage", "detail", "interpreters", "backends", "count", "case"], rows)]
-    backends = list(summary.get("backends") or [])
+        ["", "id", "kind", "stage", "detail", "interpreters", "backends", "interpreter x backend", "count", "case"],
+        rows), f"<p class='muted'>matrix: {_h(legend)}</p>"]
+    details = "<details open>" if len(buckets) <= OPEN_SOURCES_MAX else "<details>"
     for b in buckets:
         out.append(f"<h3 id='b-{_h(b.get('id', ''))}'>{_h(b.get('kind', ''))} {_h(b.get('id', ''))}</h3>"
                    f"<p><code>{_h(b.get('signature', ''))}</code></p>")
@@ -163,7 +181,7 @@ def _buckets_section(summary: dict, cases: dict[str, str]) -> str:
             out.append(_matrix_table(b["matrix"], backends))
         source = cases.get(b.get("case", ""))
         if source is not None:
-            out.append(f"<details><summary>{_h(b.get('case', ''))}</summary><pre>{_h(source)}</pre></details>")
+            out.append(f"{details}<summary>{_h(b.get('case', ''))}</summary><pre>{_h(source)}</pre></details>")
         else:
             out.append(f"<p class='muted'>no source for {_h(b.get('case') or 'this bucket')}</p>")
     return "\n".join(out)
@@ -176,6 +194,68 @@ def _matrix_table(matrix: dict, backends: list[str]) -> str:
     rows = [[_cell(interp)] + [_cell(row.get(c, ""), row.get(c)) for c in columns]
             for interp, row in matrix.items()]
     return _html_table(["interpreter"] + columns, rows)
+
+
+def _mini_matrix(matrix: dict, backends: list[str]) -> str:
+    """A compact interpreter x backend table for the bucket table: one
+    abbreviated, coloured verdict per cell (full verdict in the cell's title)."""
+    columns = backends + sorted({k for row in matrix.values() for k in row} - set(backends))
+    columns = [c for c in columns if any(c in row for row in matrix.values())]
+    head = "<th></th>" + "".join(f"<th title='{_h(c)}'>{_h(_short_backend(c))}</th>" for c in columns)
+    body = []
+    for interp, row in matrix.items():
+        cells = []
+        for c in columns:
+            verdict = row.get(c, "")
+            colour = _VERDICT_COLOURS.get(verdict)
+            style = f" style='background:{colour}'" if colour else ""
+            cells.append(f"<td{style} title='{_h(interp)} {_h(c)}: {_h(verdict)}'>"
+                         f"{_h(_VERDICT_ABBREVIATIONS.get(verdict, verdict))}</td>")
+        body.append(f"<tr><th>{_h(interp)}</th>{''.join(cells)}</tr>")
+    return f"<table class='mini'><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def _short_backend(backend: str) -> str:
+    return {"eager": "eager", "aot_eager": "aot", "inductor": "ind"}.get(backend, backend)
+
+
+def _graph_break_chart(breaks: dict, interps: list[str]) -> str:
+    """An inline SVG grouped bar chart: per graph-break reason (the
+    CHART_MAX_REASONS most frequent), one bar per interpreter, its length the
+    number of programs breaking there. Reasons that show on some interpreters
+    and not others are labelled in red ("version-specific")."""
+    rows = sorted(breaks.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))[:CHART_MAX_REASONS]
+    peak = max((n for _, row in rows for n in row.values()), default=0) or 1
+    label_w, bar_w, bar_h, gap = 330, 520, 11, 10
+    legend_h = 24
+    group_h = bar_h * len(interps) + gap
+    height = legend_h + group_h * len(rows) + 4
+    width = label_w + bar_w + 60
+    parts = [f"<svg class='chart' id='gb-chart' xmlns='http://www.w3.org/2000/svg' width='{width}' "
+             f"height='{height}' viewBox='0 0 {width} {height}' role='img' "
+             f"aria-label='graph-break reasons by Python version'>"]
+    for k, interp in enumerate(interps):
+        x = label_w + k * 90
+        colour = _INTERPRETER_COLOURS[k % len(_INTERPRETER_COLOURS)]
+        parts.append(f"<rect x='{x}' y='4' width='12' height='12' fill='{colour}'/>"
+                     f"<text x='{x + 16}' y='14'>{_h(interp)}</text>")
+    for r, (gb_type, row) in enumerate(rows):
+        top = legend_h + r * group_h
+        specific = any(row.get(i, 0) for i in interps) and not all(row.get(i, 0) for i in interps)
+        label = gb_type if len(gb_type) <= 48 else gb_type[:47] + "…"
+        mark = " class='vs'" if specific else ""
+        parts.append(f"<text{mark} x='{label_w - 8}' y='{top + group_h / 2}' text-anchor='end'>"
+                     f"<title>{_h(gb_type)}{' (version-specific)' if specific else ''}</title>{_h(label)}</text>")
+        for k, interp in enumerate(interps):
+            n = row.get(interp, 0)
+            y = top + k * bar_h
+            colour = _INTERPRETER_COLOURS[k % len(_INTERPRETER_COLOURS)]
+            w = bar_w * n / peak
+            parts.append(f"<rect x='{label_w}' y='{y}' width='{w:.1f}' height='{bar_h - 2}' fill='{colour}'>"
+                         f"<title>{_h(interp)}: {n} programs</title></rect>"
+                         f"<text x='{label_w + w + 4:.1f}' y='{y + bar_h - 2}'>{n}</text>")
+    parts.append("</svg>")
+    return "".join(parts)
 
 
 def _graph_breaks_section(summary: dict) -> str:
@@ -193,7 +273,8 @@ def _graph_breaks_section(summary: dict) -> str:
             n = row.get(i, 0)
             cells.append(f"<td><span class='bar' style='width:{100 * n / peak:.0f}px'></span>{n}</td>")
         rows.append(cells)
-    return head + "<p class='muted'>programs breaking for each reason, per interpreter</p>" + \
+    return head + "<p class='muted'>programs breaking for each reason, per interpreter; reasons in red break " \
+        "on some Python versions and not others</p>" + _graph_break_chart(breaks, interps) + \
         _html_table(["gb_type"] + interps, rows)
 
 

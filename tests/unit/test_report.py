@@ -103,7 +103,7 @@ def test_html_escapes_case_source() -> None:
     assert "<script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "&amp; x" in page
-    assert "<details>" in page and "<pre>" in page
+    assert "<details open>" in page and "<pre>" in page
     assert "Data-dependent &lt;branch&gt;" in page
 
 
@@ -174,3 +174,32 @@ def test_failed_write_keeps_old_file_and_removes_temp(tmp_path: Path, monkeypatc
         report.write_report(tmp_path, empty_summary(), {})
     assert (tmp_path / "summary.json").read_text(encoding="utf-8") == old
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index.html", "summary.json", "summary.md"]
+
+
+def test_html_bucket_table_has_a_matrix_per_bucket() -> None:
+    page = report.render_html(sample_summary(), {})
+    table = page.split("<h2>Buckets</h2>", 1)[1].split("</tbody></table>", 1)[0]
+    assert "<th>interpreter x backend</th>" in table
+    [mini] = re.findall(r"<table class='mini'>.*?</table>", table)  # the graph-break bucket has no matrix
+    assert "<th title='aot_eager'>aot</th>" in mini
+    assert (f"<td style='background:{report._VERDICT_COLOURS['compile-error']}' "
+            "title='3.13t aot_eager: compile-error'>CE</td>") in mini
+    assert mini.count("<tr>") == 3  # header + 3.11 + 3.13t
+
+
+def test_html_graph_break_chart_is_inline_svg_with_a_bar_per_interpreter() -> None:
+    page = report.render_html(sample_summary(), {})
+    [svg] = re.findall(r"<svg class='chart' id='gb-chart'.*?</svg>", page)
+    bars = re.findall(r"<rect x='330' y='\d+' width='([\d.]+)' height='9'", svg)
+    assert len(bars) == 2 * 2  # two reasons x two interpreters
+    assert "520.0" in bars  # the peak (12) gets the full width
+    assert "<title>3.13t: 0 programs</title>" in svg
+    # breaks on 3.11 but not 3.13t: labelled version-specific
+    assert "<text class='vs'" in svg and "Data-dependent &lt;branch&gt; (version-specific)" in svg
+    assert "<title>Unsupported builtin</title>" in svg  # on both: not marked
+
+
+def test_html_shows_each_case_source() -> None:
+    source = "import torch\ndef f(x):\n    return x.sin()\n"
+    page = report.render_html(sample_summary(), {CASE: source})
+    assert f"<summary>{CASE}</summary><pre>import torch\ndef f(x):\n    return x.sin()\n</pre>" in page
