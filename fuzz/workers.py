@@ -4,8 +4,12 @@ A worker pays ``import torch`` and each backend's first compile once. The host
 talks to it only through ``harness.protocol``. A worker that dies is recorded
 as a ``crash`` of the program it was running (signal, and the innermost frame
 of the ``faulthandler`` traceback it left on stderr); one that does not answer
-within the time limit is killed and recorded as a ``timeout``. Either way it is
-replaced on the next task and the campaign goes on.
+within the time limit is asked for its stacks (SIGUSR1), killed and recorded
+as a ``timeout``, as is one killed by its CPU-time limit (SIGXCPU, see
+``harness.limits``). Either way it is replaced on the next task and the
+campaign goes on. A worker whose resident memory after a program exceeds
+``rss_limit_mib`` is replaced too (recycled), so that memory that Dynamo and
+Inductor keep per process cannot grow without bound.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import os
 import queue
 import re
 import select
+import shutil
 import signal
 import subprocess
 import threading
@@ -42,6 +47,17 @@ RUN_TIMEOUT_S = 90.0
 # compile runs ~10 CPU-feature probes, each a fresh `import torch` (26-70 s here).
 WARMUP_ALLOWANCE_S = {"inductor": 240.0, "aot_eager": 60.0}
 WARMUP_DEFAULT_S = 30.0
+# CPU seconds a program may use per second of its wall-clock limit (torch's
+# intra-op threads run in parallel); past it the worker dies of SIGXCPU.
+CPU_PER_WALL_S = 2.0
+# MiB of resident memory after which a worker is replaced (a warm Inductor
+# worker holds ~0.7 GiB on CPU).
+RSS_LIMIT_MIB = 6144
+# Seconds a hung worker gets to dump its stacks (SIGUSR1) before SIGKILL.
+DUMP_WAIT_S = 2.0
+# Exit codes of harness.worker (kept in step with it).
+EXIT_OUT_OF_MEMORY, EXIT_PROTOCOL_LOST = 86, 87
+EXIT_NAMES = {EXIT_OUT_OF_MEMORY: "MemoryError", EXIT_PROTOCOL_LOST: "reply channel closed"}
 # Characters of stderr kept with a crash.
 CRASH_LOG_CHARS = 4000
 
@@ -61,6 +77,8 @@ class Task:
     backend: str
     device: str = "cpu"
     fullgraph: bool = False
+    # K > 0: the free-threaded concurrency run with K threads (harness.threads)
+    threads: int = 0
 
 
 def short_path(path: str) -> str:
@@ -85,10 +103,24 @@ def crash_frame(stderr_text: str) -> str:
 class Worker:
     """One ``python -m harness.worker`` process for one interpreter."""
 
-    def __init__(self, interpreter: Interpreter, log_dir: Path, *, run_timeout_s: float = RUN_TIMEOUT_S):
+    def __init__(self, interpreter: Interpreter, log_dir: Path, *, run_timeout_s: float = RUN_TIMEOUT_S,
+                 rss_limit_mib: float = RSS_LIMIT_MIB, cpu_limit_s: float | None = None,
+                 address_space_mib: int | None = None):
+        """``run_timeout_s``: wall seconds per program on a warm backend;
+        ``rss_limit_mib``: resident MiB after a program above which the worker
+        is replaced; ``cpu_limit_s``: CPU seconds per program (None: the wall
+        limit x CPU_PER_WALL_S); ``address_space_mib``: the worker's RLIMIT_AS
+        (None: its size after ``import torch`` + 8 GiB; 0: none)."""
         self.interpreter = interpreter
         self.log_dir = log_dir
         self.run_timeout_s = run_timeout_s
+        self.rss_limit_mib = rss_limit_mib
+        self.cpu_limit_s = cpu_limit_s
+        self.address_space_mib = address_space_mib
+        self.rss_mib = 0.0
+        self.peak_rss_mib = 0.0
+        self.recycled = 0
+        self.workdir: str | None = None
         self.proc: subprocess.Popen[bytes] | None = None
         self.info: InterpreterInfo | None = None
         self.warmed: set[str] = set()
@@ -111,8 +143,12 @@ class Worker:
         self._stderr_path = self.log_dir / f"worker-{self.interpreter.name}-{os.getpid()}-{id(self):x}.log"
         stderr = open(self._stderr_path, "ab")
         self._log_offset = stderr.seek(0, 2)  # earlier crashes in this log are not this start's
+        command = [str(self.interpreter.python), "-X", "faulthandler", "-m", "harness.worker",
+                   "--name", self.interpreter.name]
+        if self.address_space_mib is not None:
+            command += ["--address-space-mib", str(self.address_space_mib)]
         self.proc = subprocess.Popen(
-            [str(self.interpreter.python), "-X", "faulthandler", "-m", "harness.worker", "--name", self.interpreter.name],
+            command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,
@@ -138,6 +174,8 @@ class Worker:
                 f"{tail.strip().splitlines()[-1] if tail.strip() else 'no output'} (log: {self._stderr_path})"
             )
         self.info = InterpreterInfo(**message["interpreter"])
+        self.workdir = message.get("workdir")
+        self.rss_mib = float(message.get("rss_mib", 0.0))
         return self.info
 
     def run(self, task: Task) -> Outcome:
@@ -153,10 +191,12 @@ class Worker:
         if task.backend not in self.warmed:
             timeout_s += WARMUP_ALLOWANCE_S.get(task.backend, WARMUP_DEFAULT_S)
         started = time.monotonic()
+        cpu_limit_s = self.cpu_limit_s if self.cpu_limit_s is not None else timeout_s * CPU_PER_WALL_S
         try:
             protocol.send(self.proc.stdin, {
                 "op": "run", "id": request_id, "program": task.program.to_json(), "backend": task.backend,
-                "device": task.device, "fullgraph": task.fullgraph,
+                "device": task.device, "fullgraph": task.fullgraph, "cpu_limit_s": cpu_limit_s,
+                "threads": task.threads,
             })
             message = self._read(timeout_s)
         except (BrokenPipeError, OSError):
@@ -168,16 +208,36 @@ class Worker:
             raise HarnessError(f"the {self.interpreter.name} worker failed internally:\n{message['error']}")
         self.warmed.add(task.backend)
         self.programs_run += 1
+        self._check_memory(message)
+        if message.get("retiring"):  # it exits after a CUDA fault (harness.device): the next task starts a fresh one
+            log.info("%s worker retires after a CUDA fault", self.interpreter.name)
+            self.close()
         return Outcome.from_json(message["outcome"])
+
+    def _check_memory(self, message: dict[str, Any]) -> None:
+        """Record the worker's memory after a program; replace it (on the next
+        task) when its resident set is above ``rss_limit_mib``."""
+        self.rss_mib = float(message.get("rss_mib", 0.0))
+        self.peak_rss_mib = max(self.peak_rss_mib, float(message.get("peak_rss_mib", self.rss_mib)))
+        if self.rss_limit_mib and self.rss_mib > self.rss_limit_mib:
+            log.info("%s worker holds %.0f MiB after %d programs (limit %.0f): replacing it",
+                     self.interpreter.name, self.rss_mib, self.programs_run, self.rss_limit_mib)
+            self.recycled += 1
+            self.close()
 
     def _died(self, task: Task, log_offset: int, elapsed_s: float, *, timed_out: bool) -> Outcome:
         assert self.proc is not None
+        if timed_out and self.proc.poll() is None:
+            self._dump_stacks()
         try:
             returncode = self.proc.wait(timeout=0 if timed_out else 5)
         except subprocess.TimeoutExpired:
             self._kill()
             returncode = self.proc.wait(timeout=30)
+        self._remove_workdir()
         stderr_text = self._stderr_tail(log_offset)
+        if returncode == -signal.SIGXCPU:  # its CPU-time limit (harness.limits)
+            timed_out = True
         fatal = FATAL.search(stderr_text)
         if fatal and (timed_out or returncode == -signal.SIGKILL):
             # faulthandler dumped a fatal signal but the process hung instead
@@ -185,15 +245,18 @@ class Worker:
             timed_out = False
             returncode = -getattr(signal, FATAL_ERRORS.get(fatal.group("what").strip(), "SIGSEGV"))
         outcome = Outcome(program_id=task.program.program_id, interpreter=self.interpreter.name,
-                          backend=task.backend, device=task.device, fullgraph=task.fullgraph, elapsed_s=elapsed_s)
+                          backend=task.backend, device=task.device, fullgraph=task.fullgraph, elapsed_s=elapsed_s,
+                          threads=task.threads)
         if timed_out:
             outcome.verdict = Verdict.TIMEOUT
-            outcome.error_type = "timeout"
+            outcome.error_type = "cpu-time limit" if returncode == -signal.SIGXCPU else "timeout"
         else:
             outcome.verdict = Verdict.CRASH
             outcome.error_type = (signal.Signals(-returncode).name if returncode < 0 and -returncode in signal.valid_signals()
-                                  else f"exit {returncode}")
+                                  else EXIT_NAMES.get(returncode, f"exit {returncode}"))
             outcome.torch_frame = crash_frame(stderr_text)
+        if task.threads:  # a bucket of its own (harness.threads)
+            outcome.error_type = "threads:" + outcome.error_type
         phases = re.findall(r"\[worker\] phase (\w+)", stderr_text)
         outcome.aspect = phases[-1] if phases else ""
         outcome.detail = stderr_text[-CRASH_LOG_CHARS:]
@@ -242,6 +305,25 @@ class Worker:
             fh.seek(max(offset, fh.seek(0, 2) - 64 * 1024))
             return fh.read().decode(errors="replace")
 
+    def _dump_stacks(self) -> None:
+        """Ask a hung worker for its Python stacks (faulthandler on SIGUSR1)."""
+        assert self.proc is not None
+        size = self._stderr_path.stat().st_size if self._stderr_path else 0
+        try:
+            os.kill(self.proc.pid, signal.SIGUSR1)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + DUMP_WAIT_S
+        while time.monotonic() < deadline and self._stderr_path and self._stderr_path.stat().st_size == size:
+            time.sleep(0.05)
+        time.sleep(0.1)  # let the dump finish
+
+    def _remove_workdir(self) -> None:
+        """Remove the working directory of a worker that could not (it died)."""
+        if self.workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.workdir = None
+
     def _kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             try:
@@ -264,6 +346,7 @@ class Worker:
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:
                 stream.close()
+        self._remove_workdir()
         self.proc = None
 
 
@@ -273,11 +356,13 @@ class WorkerPool:
     order from ``next_result()``; ``run_all`` returns them in submission order."""
 
     def __init__(self, interpreters: Iterable[Interpreter], *, jobs: int = 1, log_dir: Path,
-                 run_timeout_s: float = RUN_TIMEOUT_S):
+                 run_timeout_s: float = RUN_TIMEOUT_S, rss_limit_mib: float = RSS_LIMIT_MIB,
+                 address_space_mib: int | None = None):
         self.interpreters = {i.name: i for i in interpreters}
         self.queues: dict[str, queue.Queue[tuple[int, Task] | None]] = {n: queue.Queue() for n in self.interpreters}
         self.results_queue: queue.Queue[tuple[int, Task, Outcome | BaseException]] = queue.Queue()
-        self.workers = [Worker(i, log_dir, run_timeout_s=run_timeout_s)
+        self.workers = [Worker(i, log_dir, run_timeout_s=run_timeout_s, rss_limit_mib=rss_limit_mib,
+                               address_space_mib=address_space_mib)
                         for i in self.interpreters.values() for _ in range(max(1, jobs))]
         self.info: dict[str, InterpreterInfo] = {}
         self._seq = itertools.count()

@@ -114,6 +114,9 @@ class Outcome:
     elapsed_s: float = 0.0
     gil_enabled: bool | None = None
     detail: str = ""
+    # Threads that called the compiled function at once (harness.threads,
+    # free-threaded builds); 0 for the ordinary single-threaded run.
+    threads: int = 0
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

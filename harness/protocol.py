@@ -2,13 +2,20 @@
 
 Requests (host -> worker, on the worker's stdin):
   {"op": "run", "id": N, "program": {...Program...}, "backend": "inductor",
-   "device": "cpu", "fullgraph": false}
+   "device": "cpu", "fullgraph": false, "cpu_limit_s": 180, "threads": 0}
+   (cpu_limit_s: CPU seconds the whole worker may spend on this program;
+   threads: K > 0 asks for the free-threaded concurrency run, harness.threads)
   {"op": "shutdown"}
 Replies (worker -> host, on a private duplicate of the worker's original
 stdout, so that programs printing or writing to fd 1 from C cannot corrupt it):
-  {"event": "ready", "interpreter": {...InterpreterInfo...}, "protocol": 1}
-  {"id": N, "outcome": {...Outcome...}}
-  {"id": N, "error": "traceback text"}          (a harness failure)
+  {"event": "ready", "interpreter": {...InterpreterInfo...}, "protocol": 2,
+   "pid": P, "workdir": "/tmp/...", "address_space_mib": M, "rss_mib": R}
+  {"id": N, "outcome": {...Outcome...}, "rss_mib": R, "peak_rss_mib": P}
+  {"id": N, "error": "traceback text", "rss_mib": R, ...}   (a harness failure)
+rss_mib: the worker's resident set size after the program, in MiB (VmRSS);
+the host replaces a worker above its limit.
+"retiring": true on an outcome reply: the worker exits after sending it (a
+CUDA fault poisoned its process, harness.device); the host replaces it.
 A worker that dies or stops answering is detected by the host (EOF or
 timeout) and recorded as a crash or timeout of the program it was running.
 """
@@ -18,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import IO, Any
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 
 def encode(message: dict[str, Any]) -> bytes:

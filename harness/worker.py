@@ -5,23 +5,38 @@ process. The protocol (see ``harness.protocol``) is read from stdin and
 written to a private duplicate of stdout; fds 0 and 1 are then pointed at
 /dev/null so that programs cannot read requests or corrupt replies. Fatal
 signals dump a ``faulthandler`` traceback on stderr, which the host keeps.
+Generated code runs under ``harness.limits`` (private working directory,
+address-space and CPU-time limits, no network).
+
+Exit codes other than 0 that the host reads (``fuzz.workers``):
+``EXIT_OUT_OF_MEMORY`` the harness itself ran out of memory around a program;
+``EXIT_PROTOCOL_LOST`` the program closed or broke the reply channel;
+``harness.device.EXIT_CUDA_FAULT`` after a CUDA fault: the reply it sent
+first has ``"retiring": true``.
 """
 
 from __future__ import annotations
 
 import argparse
 import faulthandler
+import gc
 import logging
 import os
 import platform
 import sys
 import sysconfig
-import tempfile
 import traceback
 
-from harness import protocol
+from harness import device as devices, limits, protocol
 from harness.outcome import InterpreterInfo
 from harness.program import Program
+
+EXIT_OUT_OF_MEMORY = 86
+EXIT_PROTOCOL_LOST = 87
+# Programs between full garbage collections (one takes ~0.6 s with torch
+# loaded, too dear for every program; cycles left by compiled frames are
+# otherwise freed only when a generation-2 collection happens to run).
+GC_EVERY_PROGRAMS = 50
 
 
 def interpreter_info() -> InterpreterInfo:
@@ -50,51 +65,125 @@ def _isolate_stdio() -> tuple[object, object]:
     return proto_in, proto_out
 
 
+def release_memory(programs_run: int) -> None:
+    """Drop what one program's compile leaves in memory beyond Dynamo's reset
+    (which the harness calls after every program): Inductor's in-memory code
+    caches (``torch._inductor.utils.clear_caches``: loaded kernel modules,
+    ~0.1 ms) and, every GC_EVERY_PROGRAMS programs, reference cycles."""
+    import linecache
+
+    mod = sys.modules.get("torch._inductor.utils")
+    if mod is not None and hasattr(mod, "clear_caches"):
+        mod.clear_caches()
+    linecache.clearcache()
+    if programs_run % GC_EVERY_PROGRAMS == 0:
+        gc.collect()
+
+
+def _reply(proto_out: object, message: dict) -> None:
+    try:
+        protocol.send(proto_out, message)
+    except (OSError, ValueError):  # the program closed or broke fd of the reply channel
+        print("[worker] the reply channel is gone (closed by the program?)", file=sys.stderr, flush=True)
+        os._exit(EXIT_PROTOCOL_LOST)
+
+
+def _channel_ids(proto_in: object, proto_out: object) -> tuple | None:
+    """(device, inode) of both protocol fds, None if either is closed."""
+    try:
+        return tuple((st.st_dev, st.st_ino) for st in (os.fstat(proto_in.fileno()), os.fstat(proto_out.fileno())))
+    except (OSError, ValueError):
+        return None
+
+
+def _run_one(request: dict, name: str, workdir: str) -> dict:
+    from harness import execute, threads
+
+    program = Program.from_json(request["program"])
+    options = dict(interpreter=name, device=request.get("device", "cpu"),
+                   fullgraph=bool(request.get("fullgraph", False)), workdir=workdir)
+    with limits.program_limits(request.get("cpu_limit_s")):
+        if request.get("threads"):
+            outcome = threads.run_threaded(program, request["backend"], threads=int(request["threads"]), **options)
+        else:
+            outcome = execute.run_program(program, request["backend"], **options)
+    outcome.gil_enabled = sys._is_gil_enabled() if hasattr(sys, "_is_gil_enabled") else True
+    return outcome.to_json()
+
+
 def serve() -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.worker")
     parser.add_argument("--name", help="interpreter label reported in outcomes (default: derived)")
+    parser.add_argument("--address-space-mib", type=int, default=-1,
+                        help="RLIMIT_AS in MiB (0: none; default: size after import torch + "
+                             f"{limits.ADDRESS_SPACE_HEADROOM_MIB} MiB)")
     options = parser.parse_args()
 
     proto_in, proto_out = _isolate_stdio()
     faulthandler.enable(file=sys.stderr, all_threads=True)
+    limits.install_signal_dumps(sys.stderr)
+    limits.disable_core_files()
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="[worker] %(message)s")
     for noisy in ("torch", "filelock"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    workdir = tempfile.mkdtemp(prefix="tcfuzz-worker-")
-    os.chdir(workdir)
+    workdir = limits.make_workdir()
 
     import torch  # noqa: F401  (paid once per worker)
-    from harness import execute, observe
+    from harness import execute, observe, threads  # noqa: F401
 
     observe.install()
+    address_space_mib = options.address_space_mib
+    if address_space_mib < 0:
+        address_space_mib = int(limits.address_space_mib()) + limits.ADDRESS_SPACE_HEADROOM_MIB
+        if devices.worker_device() != "cpu":
+            address_space_mib = 0  # initialising CUDA maps far more than any such limit
+    limits.set_address_space_limit(address_space_mib)
+    limits.install_network_guard()
     info = interpreter_info()
     name = options.name or info.name
-    protocol.send(proto_out, {"event": "ready", "interpreter": info.__dict__, "pid": os.getpid(),
-                               "protocol": protocol.PROTOCOL_VERSION})
-    for line in proto_in:
-        if not line.strip():
-            continue
-        request = protocol.decode(line)
-        op = request.get("op")
-        if op == "shutdown":
-            break
-        if op != "run":
-            protocol.send(proto_out, {"id": request.get("id"), "error": f"unknown op {op!r}"})
-            continue
-        try:
-            program = Program.from_json(request["program"])
-            outcome = execute.run_program(
-                program,
-                request["backend"],
-                interpreter=name,
-                device=request.get("device", "cpu"),
-                fullgraph=bool(request.get("fullgraph", False)),
-                workdir=workdir,
-            )
-            outcome.gil_enabled = sys._is_gil_enabled() if hasattr(sys, "_is_gil_enabled") else True
-            protocol.send(proto_out, {"id": request.get("id"), "outcome": outcome.to_json()})
-        except Exception:
-            protocol.send(proto_out, {"id": request.get("id"), "error": traceback.format_exc()})
+    _reply(proto_out, {"event": "ready", "interpreter": info.__dict__, "pid": os.getpid(),
+                       "protocol": protocol.PROTOCOL_VERSION, "workdir": workdir,
+                       "address_space_mib": address_space_mib, "rss_mib": round(limits.rss_mib(), 1)})
+    programs_run = 0
+    channel = _channel_ids(proto_in, proto_out)
+    try:
+        for line in proto_in:
+            if not line.strip():
+                continue
+            request = protocol.decode(line)
+            op = request.get("op")
+            if op == "shutdown":
+                break
+            if op != "run":
+                _reply(proto_out, {"id": request.get("id"), "error": f"unknown op {op!r}"})
+                continue
+            try:
+                reply = {"id": request.get("id"), "outcome": _run_one(request, name, workdir)}
+            except MemoryError:
+                # the harness itself (not the program: its MemoryError is data)
+                # ran out of address space; the host records a crash and replaces us
+                traceback.print_exc()
+                print("[worker] out of memory in the harness", file=sys.stderr, flush=True)
+                os._exit(EXIT_OUT_OF_MEMORY)
+            except Exception as e:
+                reply = devices.fault_reply(request, e, name) or {"id": request.get("id"), "error": traceback.format_exc()}
+            devices.mark_retiring(reply, request)  # a CUDA fault poisoned this process
+            programs_run += 1
+            if _channel_ids(proto_in, proto_out) != channel:
+                # the program closed or replaced a protocol fd: die now, so
+                # that the host charges this program, not the next one
+                print("[worker] the program closed the protocol channel", file=sys.stderr, flush=True)
+                os._exit(EXIT_PROTOCOL_LOST)
+            limits.clean_workdir(workdir)
+            release_memory(programs_run)
+            reply["rss_mib"] = round(limits.rss_mib(), 1)
+            reply["peak_rss_mib"] = round(limits.peak_rss_mib(), 1)
+            _reply(proto_out, reply)
+            if reply.get("retiring"):
+                print("[worker] exiting after a CUDA fault (the context is poisoned)", file=sys.stderr, flush=True)
+                os._exit(devices.EXIT_CUDA_FAULT)
+    finally:
+        limits.remove_workdir(workdir)
     return 0
 
 

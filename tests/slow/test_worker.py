@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from harness.outcome import Verdict
@@ -22,8 +24,12 @@ def prog(body: str) -> Program:
 @pytest.fixture(scope="module")
 def worker(tmp_path_factory):
     require_env("3.11")
-    w = Worker(interpreters.resolve("3.11"), tmp_path_factory.mktemp("logs"), run_timeout_s=20)
-    w.start()
+    os.environ["MY_SECRET_TOKEN"] = "not for generated programs"  # the scrubbed env must drop it
+    try:
+        w = Worker(interpreters.resolve("3.11"), tmp_path_factory.mktemp("logs"), run_timeout_s=20)
+        w.start()
+    finally:
+        del os.environ["MY_SECRET_TOKEN"]
     yield w
     w.close()
 
@@ -101,3 +107,78 @@ def test_repro_reports_a_segfaulting_program_as_crash(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 1
     assert out.count("crash (SIGSEGV)") == 2 and "SIGSEGV@ctypes/__init__.py:string_at" in out
+
+
+# ---------------------------------------------------------------- isolation and limits (harness.limits)
+
+def test_program_closing_fd_1_and_sys_stdout_leaves_the_worker_alive(worker):
+    run(worker, "    return x\n")
+    pid = worker.proc.pid
+    body = ("    try:\n        os.close(1)\n    except OSError:\n        pass\n"
+            "    sys.stdout.close()\n    print('still here')\n    return x + 1\n")
+    o = run(worker, body)
+    assert o.verdict is Verdict.MATCH and o.eager[0].stdout == "still here\n"
+    assert worker.proc.pid == pid  # the reply channel is not fd 1: same worker
+
+
+def test_program_closing_the_reply_channel_is_a_crash_and_the_worker_is_replaced(worker):
+    body = "    for fd in range(3, 256):\n        try:\n            os.close(fd)\n        except OSError:\n            pass\n    return x\n"
+    o = run(worker, body)
+    assert o.verdict is Verdict.CRASH and o.error_type in ("reply channel closed", "exit 1"), o
+    assert o.program_id == prog(body).program_id
+    assert run(worker, "    return x * 3\n").verdict is Verdict.MATCH
+
+
+def test_memory_exhaustion_is_the_programs_error_and_the_worker_goes_on(worker):
+    run(worker, "    return x\n")
+    pid = worker.proc.pid
+    o = run(worker, "    return x + len(bytearray(1 << 42))\n")  # 4 TiB: past RLIMIT_AS
+    assert o.verdict is Verdict.MATCH and o.eager[0].exc_type == "MemoryError" == o.compiled[0].exc_type
+    assert run(worker, "    return x - 2\n").verdict is Verdict.MATCH and worker.proc.pid == pid
+
+
+def test_worker_over_its_rss_limit_is_replaced_after_the_program(tmp_path):
+    require_env("3.11")
+    w = Worker(interpreters.resolve("3.11"), tmp_path, run_timeout_s=60)
+    try:
+        w.start()
+        w.rss_limit_mib = w.rss_mib + 300  # MiB above its size after import torch
+        assert run(w, "    return x\n").verdict is Verdict.MATCH and w.alive
+        hog = "    import builtins\n    builtins.HOG = getattr(builtins, 'HOG', []) + [bytearray(200 << 20)]\n    return x\n"
+        o = run(w, hog)  # 3 runs x 2 calls x 200 MiB kept alive
+        assert o.verdict is Verdict.MATCH and w.rss_mib > w.rss_limit_mib
+        assert not w.alive and w.recycled == 1  # replaced after the program, result kept
+        assert run(w, "    return x\n").verdict is Verdict.MATCH and w.rss_mib < w.rss_limit_mib
+    finally:
+        w.close()
+
+
+def test_cpu_time_limit_is_a_timeout_with_the_stack(tmp_path):
+    require_env("3.11")
+    w = Worker(interpreters.resolve("3.11"), tmp_path, run_timeout_s=120, cpu_limit_s=2)
+    try:
+        w.start()
+        o = run(w, "    while True:\n        pass\n")
+        assert o.verdict is Verdict.TIMEOUT and o.error_type == "cpu-time limit", o
+        assert o.elapsed_s < 60 and "in f" in o.detail  # faulthandler's stack names the program's frame
+        assert run(w, "    return x\n").verdict is Verdict.MATCH
+    finally:
+        w.close()
+
+
+def test_hang_timeout_keeps_the_hung_stack(worker):
+    run(worker, "    return x\n")
+    o = run(worker, "    import time\n    time.sleep(1000)\n")
+    assert o.verdict is Verdict.TIMEOUT and "in f" in o.detail, o.detail[-500:]
+
+
+def test_programs_run_in_a_private_directory_without_network_or_secrets(worker):
+    body = ("    import socket\n    print(os.path.basename(os.getcwd()).startswith('tcfuzz-worker-'), "
+            "'MY_SECRET_TOKEN' in os.environ)\n    open('left-behind.txt', 'w').write('x')\n"
+            "    socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n")
+    o = run(worker, body)
+    assert o.eager[0].stdout == "True False\n"
+    assert o.eager[0].exc_type == "PermissionError" and "no network" in o.eager[0].exc_message
+    assert not any(p.name == "left-behind.txt" for p in __import__("pathlib").Path(worker.workdir).iterdir())
+    uds = "    import socket\n    a, b = socket.socketpair()\n    a.close(); b.close()\n    return x\n"
+    assert run(worker, uds).eager[0].exc_type is None  # local sockets are not network
