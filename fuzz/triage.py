@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -322,7 +323,8 @@ def triage(case: str, run: MatrixRunner, interps: list[Interpreter], backends: l
 
 def _run_release(release: str, run: MatrixRunner, interps: list[Interpreter], backends: Sequence[str],
                  target: tuple[str, str] | None, env_for: Callable[[Interpreter, str], Any]) -> list[Cell]:
-    envs = [env_for(i, release) for i in interps]
+    with ThreadPoolExecutor(max_workers=len(interps) or 1) as makers:  # uv downloads in parallel
+        envs = list(makers.map(lambda i: env_for(i, release), interps))
     ready = [e.interpreter for e in envs if e.available]
     cells: list[Cell] = []
     if ready:
