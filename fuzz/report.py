@@ -38,14 +38,14 @@ CHART_MAX_REASONS = 25
 OPEN_SOURCES_MAX = 10
 
 _CSS = """
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:1300px;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1em}
 th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}
 th{background:#f3f3f3} td.n{text-align:right}
 pre{background:#f7f7f7;padding:.6em;overflow-x:auto}
 .new{color:#fff;background:#c0392b;border-radius:3px;padding:0 .3em;font-size:80%}
 .bar{background:#5b8def;height:.7em;display:inline-block;margin-right:.3em}
-.muted{color:#777}
+.muted{color:#777} td.path{word-break:break-all;min-width:13em}
 table.mini{margin:0;font-size:80%} table.mini td,table.mini th{padding:0 .3em;text-align:center}
 svg.chart text{font:12px system-ui,sans-serif;fill:#222} svg.chart .vs{fill:#c0392b}
 """
@@ -144,41 +144,56 @@ def render_html(summary: dict, cases: dict[str, str], runs: list[dict] | None = 
     if by_backend:
         parts.append("<h2>Programs/s by backend</h2>" + _html_table(
             ["backend", "programs/s"], [[_cell(b), _cell(_num(r), num=True)] for b, r in by_backend.items()]))
+    parts.append(_buckets_section(summary))
+    parts.append(_graph_breaks_section(summary))
+    parts.append(_bucket_details(summary, cases))
     if runs:
         parts.append(_runs_section(runs))
-    parts.append(_buckets_section(summary, cases))
-    parts.append(_graph_breaks_section(summary))
     if summary.get("minimised"):
         parts.append("<h2>Minimised</h2>" + _html_table(
             _MINIMISED_HEADER, [[_cell(c) for c in row] for row in _minimised_rows(summary["minimised"])]))
     return "\n".join(parts) + "\n</body></html>\n"
 
 
-def _buckets_section(summary: dict, cases: dict[str, str]) -> str:
+def _buckets_section(summary: dict) -> str:
+    """The bucket table, each row with its interpreter x backend mini-matrix."""
     buckets = summary.get("buckets") or []
     if not buckets:
         return "<h2>Buckets</h2><p>No buckets.</p>"
     backends = list(summary.get("backends") or [])
+    order = list(summary.get("interpreters") or {})
     rows = []
     for b in buckets:
         link = f"<a href='#b-{_h(b.get('id', ''))}'>{_h(b.get('id', ''))}</a>"
         new = "<span class='new'>NEW</span>" if b.get("new") else ""
-        mini = _mini_matrix(b["matrix"], backends) if b.get("matrix") else ""
+        mini = _mini_matrix(_in_order(b["matrix"], order), backends) if b.get("matrix") else ""
         rows.append([f"<td>{new}</td>", f"<td>{link}</td>", _cell(b.get("kind", ""), b.get("kind")),
                      _cell(b.get("stage", "")), _cell(b.get("detail", "")),
                      _cell(_join(b.get("interpreters"))), _cell(_join(b.get("backends"))),
                      f"<td class='matrix'>{mini}</td>",
-                     _cell(b.get("count", ""), num=True), _cell(b.get("case") or "(not filed)")])
+                     _cell(b.get("count", ""), num=True),
+                     f"<td class='path'>{_h(b.get('case') or '(not filed)')}</td>"])
     legend = ", ".join(f"{a} {v}" for v, a in _VERDICT_ABBREVIATIONS.items())
     out = ["<h2>Buckets</h2>", _html_table(
         ["", "id", "kind", "stage", "detail", "interpreters", "backends", "interpreter x backend", "count", "case"],
         rows), f"<p class='muted'>matrix: {_h(legend)}</p>"]
+    return "\n".join(out)
+
+
+def _bucket_details(summary: dict, cases: dict[str, str]) -> str:
+    """Per bucket: its signature, full interpreter x backend matrix and case source."""
+    buckets = summary.get("buckets") or []
+    if not buckets:
+        return ""
+    backends = list(summary.get("backends") or [])
+    order = list(summary.get("interpreters") or {})
+    out = ["<h2>Cases</h2>"]
     details = "<details open>" if len(buckets) <= OPEN_SOURCES_MAX else "<details>"
     for b in buckets:
         out.append(f"<h3 id='b-{_h(b.get('id', ''))}'>{_h(b.get('kind', ''))} {_h(b.get('id', ''))}</h3>"
                    f"<p><code>{_h(b.get('signature', ''))}</code></p>")
         if b.get("matrix"):
-            out.append(_matrix_table(b["matrix"], backends))
+            out.append(_matrix_table(_in_order(b["matrix"], order), backends))
         source = cases.get(b.get("case", ""))
         if source is not None:
             out.append(f"{details}<summary>{_h(b.get('case', ''))}</summary><pre>{_h(source)}</pre></details>")
@@ -194,6 +209,12 @@ def _matrix_table(matrix: dict, backends: list[str]) -> str:
     rows = [[_cell(interp)] + [_cell(row.get(c, ""), row.get(c)) for c in columns]
             for interp, row in matrix.items()]
     return _html_table(["interpreter"] + columns, rows)
+
+
+def _in_order(matrix: dict, interpreters: list[str]) -> dict:
+    """``matrix``'s rows with ``interpreters`` (the summary's, ladder order) first, then any others."""
+    rank = {name: k for k, name in enumerate(interpreters)}
+    return dict(sorted(matrix.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
 
 
 def _mini_matrix(matrix: dict, backends: list[str]) -> str:
