@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.outcome import Outcome
 from harness.program import Program
-from fuzz.signature import Finding
+from fuzz.signature import Finding, Signature
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS programs (
@@ -92,6 +92,21 @@ class CampaignDB:
             "UPDATE buckets SET case_path = ?, lines_before = ?, lines_after = ?, checks = ?, minimise_s = ? WHERE key = ?",
             (case, stats.get("lines_before"), stats.get("lines_after"), stats.get("checks"), stats.get("elapsed_s"), key),
         )
+
+    def rename_bucket(self, key: str, new_key: str) -> None:
+        """Give a bucket the signature it has after minimisation (a divergence's
+        language features); counts add up if a bucket of that key exists."""
+        sig = Signature.parse(new_key)
+        with self.conn:
+            self.conn.execute("BEGIN")
+            row = self.conn.execute("SELECT count FROM buckets WHERE key = ?", (new_key,)).fetchone()
+            if row:
+                self.conn.execute("UPDATE buckets SET count = count + (SELECT count FROM buckets WHERE key = ?) "
+                                  "WHERE key = ?", (key, new_key))
+                self.conn.execute("DELETE FROM buckets WHERE key = ?", (key,))
+            else:
+                self.conn.execute("UPDATE buckets SET key = ?, id = ?, detail = ? WHERE key = ?",
+                                  (new_key, sig.id, sig.detail, key))
 
     def buckets(self) -> list[dict[str, Any]]:
         cols = [d[1] for d in self.conn.execute("PRAGMA table_info(buckets)")]

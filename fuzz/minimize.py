@@ -2,10 +2,28 @@
 
 The interestingness test is the full signature (kind, stage, detail and the
 set of interpreters), evaluated on the persistent workers, never "eager !=
-compiled": a reducer whose check drifts produces confident nonsense. Source
-reduction is pysource-minimize's (AST-level, every candidate parses and
-compiles); a candidate is first tried on one interpreter of the signature and
-only then on the others, so most rejections cost one run.
+compiled": a reducer whose check drifts produces confident nonsense. A
+candidate is first tried on one interpreter of the signature and only then on
+the others, so most rejections cost one run.
+
+Three stages, each keeping only candidates that pass the check:
+  generator  a program that tcfuzz's generator wrote from a seed is shrunk by
+             Hypothesis' own shrinker over its choice sequence (fuzz.shrink):
+             every candidate is a valid program by construction;
+  source     what the generator cannot reach, and programs from elsewhere (a
+             user's repro, a hypothesmith program): first ``source/statements``,
+             our own delta debugging over whole statements, block by block,
+             whose candidates of one round are checked in parallel on the
+             workers; then pysource-minimize (AST-level, every candidate
+             compiles). pysource-minimize is the default second stage over
+             shrinkray: under the same check it ended smaller or as small with
+             fewer oracle calls (benchmarks/minimize.py), and it installs in the
+             host venv (shrinkray needs Python >= 3.12);
+  tidy       names (pysource-minimize's ``unique_name_N``), bare constants,
+             unused arguments of ``f`` and the matching inputs, and input
+             shapes shrunk towards 1.
+Every pass is named ``stage/pass`` and counts its checks and successes
+(``MinimizeResult.passes``). The result is never larger than the input.
 """
 
 from __future__ import annotations
@@ -13,8 +31,9 @@ from __future__ import annotations
 import ast
 import dataclasses
 import logging
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 
 import pysource_minimize
 
@@ -28,6 +47,11 @@ log = logging.getLogger(__name__)
 
 # Default time budget per case, in seconds (CPU backends).
 DEFAULT_BUDGET_S = 300.0
+# Share of the budget the generator stage may use; the source and tidy stages
+# get the rest (and whatever the generator stage left).
+GENERATOR_SHARE = 0.5
+# Seconds kept back for the tidy stage out of the budget.
+TIDY_RESERVE_S = 15.0
 
 
 class _OutOfTime(Exception):
@@ -36,7 +60,8 @@ class _OutOfTime(Exception):
 
 @dataclasses.dataclass
 class MinimizeResult:
-    """The smallest accepted source and the reducer's statistics (times in seconds)."""
+    """The smallest accepted source and the reducer's statistics (times in
+    seconds; ``passes``: pass name -> [checks, successes])."""
 
     source: str
     lines_before: int
@@ -45,6 +70,7 @@ class MinimizeResult:
     accepted: int = 0
     elapsed_s: float = 0.0
     complete: bool = True
+    passes: dict[str, list[int]] = dataclasses.field(default_factory=dict)
 
 
 class SignatureCheck:
@@ -71,8 +97,167 @@ class SignatureCheck:
         if not all(self.signature.cause in causes(o) for o in first):
             return False
         rest = self.pool.run_all(self._tasks(program, self.rest))
-        return any(f.signature == self.signature for f in findings(first + rest))
+        return any(f.signature == self.signature.base() for f in findings(first + rest))
 
+    def check_many(self, sources: Sequence[str]) -> list[bool]:
+        """``[self(s) for s in sources]``, but the runs of all candidates go to
+        the pool at once, so ``jobs`` workers per interpreter check them in
+        parallel."""
+        self.calls += len(sources)
+        programs = [self.program.with_source(s) for s in sources]
+        first = self.pool.run_all([t for p in programs for t in self._tasks(p, self.first)])
+        n = len(self.first)
+        firsts = [first[k * n:(k + 1) * n] for k in range(len(programs))]
+        alive = [k for k, outs in enumerate(firsts) if all(self.signature.cause in causes(o) for o in outs)]
+        rest = self.pool.run_all([t for k in alive for t in self._tasks(programs[k], self.rest)])
+        m = len(self.rest)
+        result = [False] * len(sources)
+        for r, k in enumerate(alive):
+            result[k] = any(f.signature == self.signature.base() for f in findings(firsts[k] + rest[r * m:(r + 1) * m]))
+        return result
+
+
+def size(source: str) -> tuple[int, int]:
+    """(lines of code, characters): the order in which candidates compare."""
+    return code_lines(source), len(source)
+
+
+class _Oracle:
+    """The check as the passes see it: cached by source, bounded by a deadline
+    (raises _OutOfTime once past it), keeping the smallest accepted source and
+    per-pass counters. ``many`` checks a batch (in parallel where the check
+    has ``check_many``)."""
+
+    def __init__(self, check: Callable[[str], bool], best: str, deadline: float,
+                 progress: Callable[[str], None] | None):
+        self.check, self.best, self.deadline, self.progress = check, best, deadline, progress
+        self.cache: dict[str, bool] = {best: True}
+        self.checks, self.accepted = 0, 0
+        self.passes: dict[str, list[int]] = {}
+        self.current = "input"
+
+    def left_s(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def _record(self, source: str, ok: bool) -> None:
+        self.cache[source] = ok
+        counter = self.passes.setdefault(self.current, [0, 0])
+        counter[0] += 1
+        if ok:
+            counter[1] += 1
+            if size(source) < size(self.best):
+                self.best = source
+                self.accepted += 1
+                if self.progress:
+                    self.progress(f"{self.current}: {code_lines(source)} lines after {self.checks} checks")
+
+    def __call__(self, source: str) -> bool:
+        if source in self.cache:
+            return self.cache[source]
+        if self.left_s() <= 0:
+            raise _OutOfTime
+        self.checks += 1
+        ok = bool(self.check(source))
+        self._record(source, ok)
+        return ok
+
+    def many(self, sources: Sequence[str]) -> list[bool]:
+        todo = list(dict.fromkeys(s for s in sources if s not in self.cache))
+        if todo:
+            if self.left_s() <= 0:
+                raise _OutOfTime
+            check_many = getattr(self.check, "check_many", None)
+            results = check_many(todo) if check_many and len(todo) > 1 else [bool(self.check(s)) for s in todo]
+            self.checks += len(todo)
+            for s, ok in zip(todo, results):
+                self._record(s, ok)
+        return [self.cache[s] for s in sources]
+
+
+# ---------------------------------------------------------------- source/statements
+
+def _blocks(tree: ast.AST) -> Iterator[tuple[ast.AST, str]]:
+    """Every statement list in ``tree``, outermost first: (node, field)."""
+    queue: list[ast.AST] = [tree]
+    while queue:
+        node = queue.pop(0)
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], (ast.stmt, ast.excepthandler, ast.match_case)):
+                if field in ("body", "orelse", "finalbody"):
+                    yield node, field
+                queue.extend(block)
+
+
+def _without(source: str, path: int, removed: set[int], keep: frozenset[str]) -> str | None:
+    """``source`` with the statements at indices ``removed`` of its ``path``-th
+    block gone (an emptied block gets ``pass``), or None when that would drop
+    something in ``keep`` (the entry, inputs, imports at module level)."""
+    tree = ast.parse(source)
+    node, field = list(_blocks(tree))[path]
+    block = getattr(node, field)
+    if isinstance(node, ast.Module) and any(_defines(block[i]) & keep for i in removed):
+        return None
+    kept = [s for i, s in enumerate(block) if i not in removed]
+    if not kept and field == "orelse":
+        setattr(node, field, [])
+    else:
+        setattr(node, field, kept or [ast.Pass()])
+    try:
+        return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+    except Exception:  # noqa: BLE001 - an AST that cannot be written back is no candidate
+        return None
+
+
+def _defines(stmt: ast.stmt) -> set[str]:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {"import"}
+    return set()
+
+
+def reduce_statements(oracle: _Oracle, keep: frozenset[str], jobs: int) -> None:
+    """Delta debugging over whole statements, one block at a time, outermost
+    first: remove chunks of n/2, n/4, ... 1 statements; the candidates of one
+    chunk size are checked together (``jobs`` at a time on the workers) and the
+    first that holds, in order, is taken."""
+    oracle.current = "source/statements"
+    path = 0
+    while True:
+        source = oracle.best
+        blocks = list(_blocks(ast.parse(source)))
+        if path >= len(blocks):
+            return
+        node, field = blocks[path]
+        n = len(getattr(node, field))
+        chunk = max(1, n // 2) if n > 1 else 1
+        progressed = False
+        while chunk >= 1 and not progressed:
+            starts = list(range(0, n, chunk))
+            candidates = []
+            for start in starts:
+                text = _without(source, path, set(range(start, min(n, start + chunk))), keep)
+                if text is not None and text != source and ast.dump(ast.parse(text)) != ast.dump(ast.parse(source)):
+                    candidates.append(text)
+            for k in range(0, len(candidates), max(1, jobs)):
+                batch = candidates[k:k + max(1, jobs)]
+                if any(oracle.many(batch)) and oracle.best != source:
+                    progressed = True
+                    break
+            chunk = chunk // 2 if chunk > 1 else 0
+        if not progressed:
+            path += 1  # this block is minimal; blocks are re-listed from the new best
+
+
+def reduce_with_pysource_minimize(oracle: _Oracle) -> None:
+    """pysource-minimize (AST-level) over the best source so far."""
+    oracle.current = "source/pysource-minimize"
+    reduced = pysource_minimize.minimize(oracle.best, oracle, compilable=True)
+    oracle(reduced)
+
+
+# ---------------------------------------------------------------- tidy
 
 class _DropConstantStatements(ast.NodeTransformer):
     """Remove bare constant statements (``0``) that pysource-minimize leaves
@@ -94,47 +279,174 @@ def tidy(source: str) -> str:
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
+_PLACEHOLDER = re.compile(r"\bunique_name_(\d+)\b")
+
+
+def rename_placeholders(source: str) -> str:
+    """pysource-minimize's ``unique_name_N`` placeholders as ``v1``, ``v2``, ...
+    in order of appearance, skipping names the source already uses."""
+    used = set(re.findall(r"\b[A-Za-z_]\w*\b", source))
+    mapping: dict[str, str] = {}
+    counter = 0
+    for match in _PLACEHOLDER.finditer(source):
+        if match.group(0) not in mapping:
+            counter += 1
+            while f"v{counter}" in used:
+                counter += 1
+            mapping[match.group(0)] = f"v{counter}"
+    return _PLACEHOLDER.sub(lambda m: mapping[m.group(0)], source)
+
+
+def _function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
+    return next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+
+
+def drop_unused_arguments(source: str, entry: str = "f", inputs: str = "inputs") -> list[str]:
+    """Candidates without one unused positional argument of ``entry`` each
+    (and its item in the tuple ``inputs`` returns), all of them first."""
+    tree = ast.parse(source)
+    f, make = _function(tree, entry), _function(tree, inputs)
+    if f is None or make is None or f.args.vararg or f.args.kwonlyargs or f.args.posonlyargs:
+        return []
+    returns = [n for n in ast.walk(make) if isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple)]
+    if len(returns) != 1 or len(returns[0].value.elts) != len(f.args.args):
+        return []
+    read = {n.id for stmt in f.body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+    unused = [i for i, a in enumerate(f.args.args) if a.arg not in read]
+    candidates = []
+    for drop in ([unused] if len(unused) > 1 else []) + [[i] for i in unused]:
+        copy = ast.parse(source)
+        cf, cm = _function(copy, entry), _function(copy, inputs)
+        ret = next(n for n in ast.walk(cm) if isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple))
+        cf.args.args = [a for i, a in enumerate(cf.args.args) if i not in drop]
+        cf.args.defaults = []
+        ret.value.elts = [e for i, e in enumerate(ret.value.elts) if i not in drop]
+        candidates.append(ast.unparse(ast.fix_missing_locations(copy)) + "\n")
+    return candidates
+
+
+# Tensor factories whose positional int arguments are sizes.
+_FACTORIES = ("randn", "rand", "ones", "zeros", "empty")
+
+
+def _size_constants(make: ast.FunctionDef) -> list[ast.Constant]:
+    """The int size arguments (> 1) of tensor factory calls in ``make``, in walk order."""
+    found = []
+    for node in ast.walk(make):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FACTORIES:
+            found += [a for a in node.args if isinstance(a, ast.Constant) and type(a.value) is int and a.value > 1]
+    return found
+
+
+def smaller_shapes(source: str, inputs: str = "inputs") -> list[str]:
+    """Candidates with the integer sizes of tensor factories in ``inputs``
+    (``torch.randn(3, 4, ...)``) made smaller: every size to 1 at once, then
+    each size to 1, then each size halved."""
+    make = _function(ast.parse(source), inputs)
+    if make is None:
+        return []
+    sizes = [c.value for c in _size_constants(make)]
+    edits: list[dict[int, int]] = [{i: 1 for i in range(len(sizes))}] if len(sizes) > 1 else []
+    edits += [{i: 1} for i in range(len(sizes))] + [{i: v // 2} for i, v in enumerate(sizes) if v > 2]
+    candidates = []
+    for edit in edits:
+        tree = ast.parse(source)
+        for i, node in enumerate(_size_constants(_function(tree, inputs))):
+            node.value = edit.get(i, node.value)
+        candidates.append(ast.unparse(tree) + "\n")
+    return candidates
+
+
+def tidy_passes(oracle: _Oracle, entry: str, inputs: str) -> None:
+    """Each tidy pass proposes candidates from the best source; the first that
+    holds (in order) is taken, and the pass is repeated until none does."""
+    passes: list[tuple[str, Callable[[str], list[str]]]] = [
+        ("tidy/constants", lambda s: [tidy(s)]),
+        ("tidy/names", lambda s: [rename_placeholders(s)]),
+        ("tidy/unused-inputs", lambda s: drop_unused_arguments(s, entry, inputs)),
+        ("tidy/shapes", lambda s: smaller_shapes(s, inputs)),
+    ]
+    for name, propose in passes:
+        oracle.current = name
+        while True:
+            source = oracle.best
+            try:
+                candidates = [c for c in propose(source) if c != source and size(c) <= size(source)]
+            except (SyntaxError, ValueError):
+                break
+            taken = False
+            for ok, candidate in zip(oracle.many(candidates), candidates):
+                if ok and size(candidate) <= size(source):
+                    oracle.best = candidate  # as small or smaller, and tidier
+                    taken = True
+                    break
+            if not taken or name in ("tidy/constants", "tidy/names"):
+                break
+
+
+# ---------------------------------------------------------------- the pipeline
+
 def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: float = DEFAULT_BUDGET_S,
-                    progress: Callable[[int, int], None] | None = None) -> MinimizeResult:
+                    progress: Callable[..., None] | None = None, program: Program | None = None,
+                    jobs: int = 1, stages: Sequence[str] = ("generator", "source", "tidy")) -> MinimizeResult:
     """Reduce ``source`` (the program body) while ``check`` holds.
 
-    Raises CouldNotMinimize if ``check`` does not hold on the input. Stops after
-    ``budget_s`` seconds with the smallest source accepted so far; the result is
-    never larger than the input.
+    ``check(source) -> bool`` is the interestingness test (a SignatureCheck in
+    tcfuzz; its ``check_many`` is used for parallel rounds where it has one).
+    ``program``: the Program ``source`` came from; when the generator wrote it
+    (fuzz.shrink.replayable) the generator stage runs first. ``jobs``:
+    candidates checked at once in parallel rounds (workers per interpreter).
+    ``progress(message)`` is called on every improvement. Raises
+    CouldNotMinimize if ``check`` does not hold on the input. Stops after
+    ``budget_s`` seconds with the smallest source accepted so far; the result
+    is never larger than the input.
     """
     started = time.monotonic()
     body = program_body(source)
-    if not check(body):
+    deadline = started + budget_s
+    say = (lambda message: progress(message)) if progress else None
+    oracle = _Oracle(check, body, deadline, say)
+    oracle.cache.clear()
+    oracle.current = "input"
+    if not oracle(body):
         raise CouldNotMinimize("the case does not show its signature before minimisation; nothing to minimise")
-    best = [body]
-    counters = {"checks": 1, "accepted": 0}
-
-    def checker(candidate: str) -> bool:
-        if time.monotonic() - started > budget_s:
-            raise _OutOfTime
-        counters["checks"] += 1
-        ok = check(candidate)
-        if ok and code_lines(candidate) <= code_lines(best[0]) and len(candidate) < len(best[0]):
-            best[0] = candidate
-            counters["accepted"] += 1
-            if progress:
-                progress(code_lines(candidate), counters["checks"])
-        return ok
-
+    entry = program.entry if program else "f"
+    inputs = program.inputs if program else "inputs"
+    keep = frozenset({entry, inputs, "import"})
     complete = True
-    try:
-        reduced = pysource_minimize.minimize(body, checker, compilable=True)
-        if code_lines(reduced) <= code_lines(best[0]) and check(reduced):
-            best[0] = reduced
-    except _OutOfTime:
-        complete = False
-        log.info("minimisation stopped after its budget of %.0f s", budget_s)
-    tidied = tidy(best[0])
-    if tidied != best[0] and code_lines(tidied) < code_lines(best[0]):
-        counters["checks"] += 1
-        if check(tidied):
-            best[0] = tidied
-    result = best[0] if code_lines(best[0]) <= code_lines(body) else body
+
+    def stage(name: str, run: Callable[[], None], stop_at: float) -> None:
+        nonlocal complete
+        if name not in stages:
+            return
+        saved = oracle.deadline
+        oracle.deadline = min(saved, stop_at)
+        try:
+            run()
+        except _OutOfTime:
+            complete = False
+            log.info("stage %s stopped at its time limit", name)
+        finally:
+            oracle.deadline = saved
+
+    if program is not None and "generator" in stages:
+        from fuzz import shrink
+
+        if shrink.replayable(program.with_source(body)) or shrink.replayable(program):
+            def generator_stage() -> None:
+                oracle.current = "generator/shrink"
+                limit_s = max(0.0, min(budget_s * GENERATOR_SHARE, oracle.left_s()))
+                result = shrink.shrink_program(program, oracle, budget_s=limit_s)
+                oracle(result.program.source)
+                if not result.complete:
+                    raise _OutOfTime
+
+            stage("generator", generator_stage, deadline)
+    tidy_at = deadline - min(TIDY_RESERVE_S, budget_s * 0.1)
+    stage("source", lambda: reduce_statements(oracle, keep, jobs), tidy_at)
+    stage("source", lambda: reduce_with_pysource_minimize(oracle), tidy_at)
+    stage("tidy", lambda: tidy_passes(oracle, entry, inputs), deadline)
+    result = oracle.best if size(oracle.best) <= size(body) else body
     return MinimizeResult(source=result, lines_before=code_lines(body), lines_after=code_lines(result),
-                          checks=counters["checks"], accepted=counters["accepted"],
-                          elapsed_s=time.monotonic() - started, complete=complete)
+                          checks=oracle.checks, accepted=oracle.accepted, elapsed_s=time.monotonic() - started,
+                          complete=complete, passes=oracle.passes)

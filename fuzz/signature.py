@@ -3,11 +3,20 @@
 A signature is (kind, stage, normalised detail, interpreters). ``kind`` is a
 bug verdict or "graph-break"; ``stage`` is the lowest rung of the backend
 ladder on which the finding shows (harness.backends.LADDER, after torch's
-CompilerBisector); ``detail`` is, per kind:
+CompilerBisector), with "@cuda" appended for a bug found on a GPU
+("inductor@cuda"; graph breaks are Dynamo's and keep "dynamo"); ``detail`` is,
+per kind:
   divergence      what differed ("value", "stdout", "mutation", "globals",
-                  or "exception:EagerType->CompiledType")
+                  "global-state", "exception:EagerType->CompiledType" or
+                  "exception-message:Type"), then "@call" where the first
+                  differing call was not the first ("@cached", "@guard",
+                  "@shape": harness.execute's call plan); after minimisation,
+                  the program's language features in braces
+                  ("value {For, zip()}", fuzz.features), since a wrong result
+                  has no stack to bucket by
   compile-error   "OuterError(InnerError)@torch/<file>:<function>"
-  crash           "SIGSEGV@<innermost frame, torch preferred>"
+  crash           "SIGSEGV@<innermost frame, torch preferred>", or for a CUDA
+                  fault "CUDA error: <what>@<phase>:<kernel or frame>"
   timeout         "timeout"
   graph-break     Dynamo's gb_type (or the break reason, normalised)
   graph-break-regression
@@ -26,7 +35,7 @@ import hashlib
 import re
 from collections.abc import Iterable
 
-from harness.backends import ladder_rank, stage_of
+from harness.backends import LADDER, ladder_rank, stage_of
 from harness.outcome import Outcome, Verdict
 from fuzz.interpreters import DEFAULT_PYTHONS
 
@@ -38,6 +47,8 @@ ABSENT_ON = " [absent on "
 # Verdicts after which a missing graph break means Dynamo traced the program and
 # did not break (a compile error or crash may stop before the break is reached).
 _TRACED = (Verdict.MATCH, Verdict.DIVERGENCE)
+# Joins a divergence's detail and the language features of its minimised program.
+FEATURES_OPEN = " {"
 # gb_types that the generator plants on purpose.
 PLANTED_GB_TYPES = ("Call to `torch._dynamo.graph_break()`",)
 
@@ -81,7 +92,24 @@ class Signature:
         graph-break regression, the plain graph break ("graph-break", gb_type)."""
         if self.kind == GRAPH_BREAK_REGRESSION:
             return (GRAPH_BREAK, self.detail.split(ABSENT_ON, 1)[0])
-        return (self.kind, self.detail)
+        return (self.kind, self.detail.split(FEATURES_OPEN, 1)[0])
+
+    def base(self) -> Signature:
+        """This signature without the language features of a minimised program:
+        what a run of the harness reports (``findings``)."""
+        return dataclasses.replace(self, detail=self.detail.split(FEATURES_OPEN, 1)[0]) \
+            if self.kind == "divergence" else self
+
+    def with_features(self, source: str) -> Signature:
+        """A divergence's signature with the language features of ``source``
+        (its minimised program) in the detail; other kinds are returned as
+        they are. Raises SyntaxError if ``source`` does not parse."""
+        if self.kind != "divergence":
+            return self
+        from fuzz.features import features_text, language_features
+
+        text = features_text(language_features(source))
+        return dataclasses.replace(self.base(), detail=f"{self.base().detail}{FEATURES_OPEN}{text}}}")
 
     @classmethod
     def parse(cls, key: str) -> Signature:
@@ -99,7 +127,15 @@ class Signature:
 def bug_detail(outcome: Outcome) -> str:
     """The normalised detail of a bug verdict (see the module docstring)."""
     if outcome.verdict is Verdict.DIVERGENCE:
-        return normalise(f"exception:{outcome.error_type}" if outcome.aspect == "exception" else outcome.aspect)
+        if outcome.aspect == "exception":
+            detail = f"exception:{outcome.error_type}"
+        elif outcome.aspect == "exception-message":
+            detail = f"exception-message:{outcome.error_type.split('->', 1)[0]}"
+        else:
+            detail = outcome.aspect
+        if outcome.call not in ("", "fresh"):
+            detail += f"@{outcome.call}"
+        return normalise(detail)
     if outcome.verdict in (Verdict.COMPILE_ERROR, Verdict.CRASH):
         return normalise(f"{outcome.error_type}@{outcome.torch_frame}" if outcome.torch_frame else outcome.error_type)
     return outcome.verdict.value
@@ -137,11 +173,13 @@ def findings(outcomes: Iterable[Outcome]) -> list[Finding]:
     """
     where: dict[tuple[str, str], dict[str, set[str]]] = {}
     traced: dict[str, set[str]] = {}
+    devices: dict[tuple[str, str], set[str]] = {}
     for outcome in outcomes:
         if outcome.verdict in _TRACED:
             traced.setdefault(outcome.backend, set()).add(outcome.interpreter)
         for cause in causes(outcome):
             where.setdefault(cause, {}).setdefault(outcome.backend, set()).add(outcome.interpreter)
+            devices.setdefault(cause, set()).add(outcome.device)
     result = []
     for (kind, detail), by_backend in sorted(where.items()):
         lowest = min(by_backend, key=lambda b: (ladder_rank(b), b))
@@ -153,5 +191,23 @@ def findings(outcomes: Iterable[Outcome]) -> list[Finding]:
                 kind = GRAPH_BREAK_REGRESSION
             result.append(Finding(Signature(kind, "dynamo", detail, interps), "eager"))
         else:
-            result.append(Finding(Signature(kind, stage_of(lowest), detail, interps), lowest))
+            # the ladder's backends are stages of one compiler: the lowest that
+            # shows a bug names its stage; any other backend (planted, torch's
+            # *_TESTING_ONLY, third-party) is a compiler of its own
+            families: dict[str, dict[str, set[str]]] = {}
+            for backend, names in by_backend.items():
+                family = "ladder" if ladder_rank(backend) < len(LADDER) else backend
+                families.setdefault(family, {})[backend] = names
+            for family in sorted(families):
+                lowest = min(families[family], key=lambda b: (ladder_rank(b), b))
+                interps = tuple(sorted(families[family][lowest], key=interpreter_order))
+                stage = device_stage(stage_of(lowest), devices[(kind, detail)])
+                result.append(Finding(Signature(kind, stage, detail, interps), lowest))
     return result
+
+
+def device_stage(stage: str, devices: Iterable[str]) -> str:
+    """``stage`` for a finding on the CPU (keys of CPU findings stay as they
+    were), ``stage@cuda`` for one on a GPU: a Triton bug is not a C++ one."""
+    gpus = sorted(set(devices) - {"cpu"})
+    return f"{stage}@{','.join(gpus)}" if gpus else stage

@@ -28,6 +28,28 @@ def tcfuzz_add_one(gm, example_inputs):
 def tcfuzz_identity(gm, example_inputs):
     return gm.forward
 ''',
+    # A simulated GPU fault, for machines without a GPU: every compiled graph
+    # raises what a Triton kernel that read out of bounds raises, from a
+    # launcher shaped like Inductor's (``self.fn`` is the kernel). The harness
+    # must record a crash naming that kernel and retire the worker (harness.device).
+    "tcfuzz_cuda_fault": '''\
+def tcfuzz_cuda_fault(gm, example_inputs):
+    def triton_poi_fused_simulated_0(*args): pass
+    class Launcher:
+        fn = staticmethod(triton_poi_fused_simulated_0)
+        def run(self, *args):
+            raise torch.AcceleratorError("CUDA error: an illegal memory access was encountered\\n"
+                                         "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.")
+    return lambda *args: Launcher().run(*args)
+''',
+}
+
+# Pseudo-backends that compile with a torch backend under a compiler stance
+# (torch.compiler.set_stance): name -> (backend, stance). Under "force_eager"
+# the compiled function runs its original code, so anything the oracle reports
+# for it is a false alarm.
+STANCE_BACKENDS: dict[str, tuple[str, str]] = {
+    "tcfuzz_force_eager": ("eager", "force_eager"),
 }
 
 # Backend ladder, after torch/_inductor/compiler_bisector.py: the stage that a
@@ -52,12 +74,19 @@ def ladder_rank(backend: str) -> int:
     return names.index(backend) if backend in names else len(names)
 
 
+def stance_of(name: str) -> str | None:
+    """The compiler stance a pseudo-backend runs under, or None."""
+    return STANCE_BACKENDS[name][1] if name in STANCE_BACKENDS else None
+
+
 def resolve_backend(name: str) -> str | Callable[..., Any]:
     """The value to pass as ``torch.compile(backend=...)``.
 
     Raises ValueError naming the known backends if ``name`` is neither planted
     nor registered with torch.
     """
+    if name in STANCE_BACKENDS:
+        name = STANCE_BACKENDS[name][0]
     if name in PLANTED_BACKENDS:
         import torch
 
@@ -69,6 +98,7 @@ def resolve_backend(name: str) -> str | Callable[..., Any]:
     known = set(torch._dynamo.list_backends(exclude_tags=())) | {"inductor"}
     if name not in known:
         raise ValueError(
-            f"Expected a torch backend or one of {sorted(PLANTED_BACKENDS)} but got backend={name!r}"
+            f"Expected a torch backend or one of {sorted(PLANTED_BACKENDS) + sorted(STANCE_BACKENDS)} "
+            f"but got backend={name!r}"
         )
     return name

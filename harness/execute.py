@@ -1,10 +1,25 @@
 """Run one program eagerly and under one backend in this interpreter.
 
 The rule, after ``torch/_inductor/fuzzer.py``: eager first, ``torch._dynamo.reset()``
-before each attempt. Each of the three runs (eager A, eager B, compiled) gets a
-fresh module namespace executed from the source, so a program that mutates its
-globals starts every run from the same state. Eager A vs eager B decides
-``flaky``; eager A vs compiled decides everything else, call by call.
+before each attempt. Each run (eager A, eager B, compiled, and the float64
+reference when one is needed) gets a fresh module namespace executed from the
+source, so a program that mutates its globals starts every run from the same
+state. Eager A vs eager B decides ``flaky``; eager A vs compiled decides
+everything else, call by call.
+
+Every run makes the same sequence of calls (``plan_calls``):
+  fresh    inputs() -> entry(*inputs)            the first compile
+  cached   inputs() again                         the compiled code's cached path
+  guard    after mutating the module's scalar globals and class attributes
+           (int + 1, float + 0.5, bool negated): a guard must fire
+  shape    inputs() with the largest dimension grown by one: a recompile,
+           then dynamic shapes
+``guard`` and ``shape`` are made only where the program has something to
+mutate or a dimension to grow. After each call the harness compares the
+return value (generators drained), the exception (type and normalised
+message), captured stdout, the arguments, and global state that may leak out
+of the call (grad mode, default dtype); after the run, module globals, class
+attributes and closure cells.
 """
 
 from __future__ import annotations
@@ -13,6 +28,7 @@ import contextlib
 import io
 import logging
 import os
+import random
 import sys
 import time
 import traceback
@@ -20,16 +36,17 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness import compare, observe
-from harness.backends import resolve_backend
+from harness import compare, device as devices, inputs as input_variants, observe
+from harness.backends import resolve_backend, stance_of
 from harness.outcome import CallResult, Outcome, Verdict
 from harness.program import Program, ProgramError
 
 log = logging.getLogger(__name__)
 
-# Times the entry function is called per run; the second call takes the
-# compiled code's cached path.
-CALLS_PER_RUN = 2
+# The calls every run makes, in order; see the module docstring.
+CALL_PLAN = ("fresh", "cached", "guard", "shape")
+# Kept for callers that ask for a number of calls: the first N of CALL_PLAN.
+CALLS_PER_RUN = len(CALL_PLAN)
 
 
 class _Capture(io.StringIO):
@@ -47,6 +64,7 @@ class _Call:
     value: Any = None
     args_after: Any = None
     exc: BaseException | None = None
+    state_after: Any = None
 
 
 @dataclass
@@ -114,61 +132,173 @@ def load_module(program: Program, path: str) -> types.ModuleType:
     return module
 
 
+def deterministic_settings() -> None:
+    """Settings under which eager and compiled runs of a seeded program agree:
+    Inductor falls back to eager's RNG for random ops (``fallback_random``, as
+    torch/_inductor/fuzzer.py does)."""
+    import torch._inductor.config as inductor_config
+
+    inductor_config.fallback_random = True
+
+
+def global_state() -> tuple:
+    """Torch's process-wide state that a call can leak: grad mode, default
+    dtype, inference mode, deterministic algorithms."""
+    import torch
+
+    return (torch.is_grad_enabled(), str(torch.get_default_dtype()), torch.is_inference_mode_enabled(),
+            torch.are_deterministic_algorithms_enabled())
+
+
+def _reset_global_state() -> None:
+    import torch
+
+    torch.set_grad_enabled(True)
+    torch.set_default_dtype(torch.float32)
+
+
+def _is_program_class(value: Any, module: types.ModuleType) -> bool:
+    return isinstance(value, type) and value.__module__ == module.__name__
+
+
 def _globals_snapshot(module: types.ModuleType) -> Any:
-    return {
-        k: compare.snapshot(v)
-        for k, v in module.__dict__.items()
-        if not k.startswith("__") and not isinstance(v, types.ModuleType) and not callable(v)
-    }
+    """Module globals that are data, public attributes of the module's classes,
+    and the closure cells of its functions."""
+    out: dict[str, Any] = {}
+    for k, v in module.__dict__.items():
+        if k.startswith("__") or isinstance(v, types.ModuleType):
+            continue
+        if _is_program_class(v, module):
+            attrs = {a: compare.snapshot(x) for a, x in vars(v).items()
+                     if not a.startswith("_") and not callable(x) and not isinstance(x, (property, classmethod,
+                                                                                        staticmethod))}
+            if attrs:
+                out[f"class {k}"] = attrs
+        elif isinstance(v, types.FunctionType):
+            if v.__closure__:
+                cells = []
+                for cell in v.__closure__:
+                    try:
+                        cells.append(compare.snapshot(cell.cell_contents))
+                    except ValueError:  # an empty cell
+                        cells.append("<empty>")
+                out[f"cells {k}"] = cells
+        elif not callable(v):
+            out[k] = compare.snapshot(v)
+    return out
 
 
-def _run(module: types.ModuleType, program: Program, fn: Any, calls: int) -> _Run:
+def _guard_targets(module: types.ModuleType) -> list[tuple[Any, str]]:
+    """(owner, name) of every public int, float or bool module global and class
+    attribute: what the ``guard`` call mutates."""
+    targets: list[tuple[Any, str]] = []
+    for k, v in list(module.__dict__.items()):
+        if k.startswith("_"):
+            continue
+        if isinstance(v, (bool, int, float)):
+            targets.append((module, k))
+        elif _is_program_class(v, module):
+            targets += [(v, a) for a, x in vars(v).items() if not a.startswith("_") and isinstance(x, (bool, int, float))]
+    return targets
+
+
+def _mutate_for_guard(module: types.ModuleType) -> None:
+    for owner, name in _guard_targets(module):
+        value = getattr(owner, name)
+        setattr(owner, name, (not value) if isinstance(value, bool) else value + (1 if isinstance(value, int) else 0.5))
+
+
+def _make_inputs(module: types.ModuleType, program: Program) -> tuple:
+    import torch
+
+    torch.manual_seed(0)
+    random.seed(0)
+    try:
+        with contextlib.redirect_stdout(_Capture()):
+            args = getattr(module, program.inputs)()
+    except Exception as e:
+        devices.raise_if_fault(e)
+        raise ProgramError(f"inputs() raised {type(e).__name__}: {e}") from None
+    return args if isinstance(args, tuple) else (args,)
+
+
+def plan_calls(module: types.ModuleType, program: Program, calls: int | None = None) -> tuple[str, ...]:
+    """The calls every run of this program makes (see the module docstring)."""
+    plan = ["fresh", "cached"]
+    if _guard_targets(module):
+        plan.append("guard")
+    if input_variants.grow_shapes(_make_inputs(module, program)) is not None:
+        plan.append("shape")
+    return tuple(plan[:calls] if calls else plan)
+
+
+def _run(module: types.ModuleType, program: Program, fn: Any, plan: tuple[str, ...], *,
+         fp64: bool = False, device: str = "cpu") -> _Run:
     import torch
 
     run = _Run()
-    for _ in range(calls):
-        torch.manual_seed(0)
-        try:
-            with contextlib.redirect_stdout(_Capture()):
-                args = getattr(module, program.inputs)()
-        except Exception as e:
-            raise ProgramError(f"inputs() raised {type(e).__name__}: {e}") from None
-        if not isinstance(args, tuple):
-            args = (args,)
+    for label in plan:
+        _reset_global_state()
+        if label == "guard":
+            _mutate_for_guard(module)
+        args = _make_inputs(module, program)
+        if label == "shape":
+            args = input_variants.grow_shapes(args) or args
+        if fp64:
+            args = input_variants.to_fp64(args)
+        if device != "cpu":
+            args = devices.to_device(args, device)
         out = _Capture()
+        call = _Call(CallResult(label=label))
+        torch.manual_seed(0)
+        random.seed(0)
         start = time.perf_counter()
-        call = _Call(CallResult())
         try:
             with contextlib.redirect_stdout(out):
-                value = fn(*args)
+                value = compare.drain(fn(*args))
+                devices.synchronize()  # an asynchronous CUDA fault surfaces here, in its call
             call.value = compare.snapshot(value)
             call.result.value = compare.describe(call.value)
         except Exception as e:  # the program's failure is data
+            devices.raise_if_fault(e)  # but a CUDA fault poisons the process: a crash
             call.exc = e
             call.result.exc_type = qualified_name(type(e))
-            call.result.exc_message = compare.normalise_text(str(e).split("\n", 1)[0])[:300]
+            call.result.exc_message = compare.normalise_message(str(e))
         call.result.elapsed_s = time.perf_counter() - start
         call.result.stdout = out.getvalue()
         call.args_after = compare.snapshot(args)
+        call.state_after = global_state()
         run.calls.append(call)
+    _reset_global_state()
     run.globals_after = _globals_snapshot(module)
     return run
 
 
-def _first_difference(ref: _Run, res: _Run) -> str:
-    """The aspect in which two runs differ ("" when they match)."""
-    for a, b in zip(ref.calls, res.calls):
+def _first_difference(ref: _Run, res: _Run, fp64: _Run | None = None) -> tuple[str, str]:
+    """(aspect, call label) of the first way two runs differ, ("", "") when they match.
+
+    Aspects: "exception" (type), "exception-message", "value", "stdout",
+    "mutation" (arguments after the call), "global-state" (grad mode, default
+    dtype left changed), "globals" (module globals, class attributes, cells).
+    """
+    fp64_calls = fp64.calls if fp64 is not None else [None] * len(ref.calls)
+    for a, b, c in zip(ref.calls, res.calls, fp64_calls):
+        label = a.result.label
         if (a.exc is None) != (b.exc is None) or (a.exc is not None and type(a.exc) is not type(b.exc)):
-            return "exception"
-        if a.exc is None and not compare.values_match(a.value, b.value):
-            return "value"
+            return "exception", label
+        if a.exc is not None and a.result.exc_message != b.result.exc_message:
+            return "exception-message", label
+        if a.exc is None and not compare.values_match(a.value, b.value, None if c is None else c.value):
+            return "value", label
         if a.result.stdout != b.result.stdout:
-            return "stdout"
-        if not compare.values_match(a.args_after, b.args_after):
-            return "mutation"
-    if not compare.values_match(ref.globals_after, res.globals_after):
-        return "globals"
-    return ""
+            return "stdout", label
+        if not compare.values_match(a.args_after, b.args_after, None if c is None else c.args_after):
+            return "mutation", label
+        if a.state_after != b.state_after:
+            return "global-state", label
+    if not compare.values_match(ref.globals_after, res.globals_after, None if fp64 is None else fp64.globals_after):
+        return "globals", ""
+    return "", ""
 
 
 def run_program(
@@ -179,14 +309,16 @@ def run_program(
     device: str = "cpu",
     fullgraph: bool = False,
     workdir: str = ".",
-    calls: int = CALLS_PER_RUN,
+    calls: int | None = None,
 ) -> Outcome:
     """Run ``program`` eagerly twice and compiled with ``backend`` once, each
-    run calling the entry function ``calls`` times on fresh inputs.
+    run making the calls of ``plan_calls`` (at most ``calls`` of them).
 
     Returns an Outcome; failures of the program are recorded in it, never raised.
-    Raises ValueError for an unknown backend (a harness failure). ``device`` is
-    recorded; tensors are created by the program's ``inputs()``.
+    Raises ValueError for an unknown backend or a device this interpreter
+    cannot use (a harness failure). Tensors are created by the program's
+    ``inputs()`` on the CPU and moved to ``device``; a CUDA fault becomes a
+    ``crash`` outcome (``harness.device``), after which the process must exit.
     """
     import torch
     import torch._dynamo
@@ -194,59 +326,79 @@ def run_program(
     outcome = Outcome(program_id=program.program_id, interpreter=interpreter, backend=backend,
                       device=device, fullgraph=fullgraph)
     backend_fn = resolve_backend(backend)
+    devices.check(device)
+    stance = stance_of(backend)
     path = os.path.join(workdir, f"prog_{program.program_id}.py")
     started = time.perf_counter()
+    deterministic_settings()
     torch._dynamo.reset()
+    fp64_run: _Run | None = None
     try:
         log.info("phase eager %s %s", program.program_id, backend)
         mod_a = load_module(program, path)
-        eager_a = _run(mod_a, program, getattr(mod_a, program.entry), calls)
+        plan = plan_calls(mod_a, program, calls)
+        eager_a = _run(mod_a, program, getattr(mod_a, program.entry), plan, device=device)
         outcome.eager_s = sum(c.result.elapsed_s for c in eager_a.calls)
         mod_b = load_module(program, path)
-        eager_b = _run(mod_b, program, getattr(mod_b, program.entry), calls)
+        eager_b = _run(mod_b, program, getattr(mod_b, program.entry), plan, device=device)
         outcome.eager = [c.result for c in eager_a.calls]
-        flaky_aspect = _first_difference(eager_a, eager_b)
+        flaky_aspect, flaky_call = _first_difference(eager_a, eager_b)
         if flaky_aspect:
-            outcome.verdict, outcome.aspect = Verdict.FLAKY, flaky_aspect
+            outcome.verdict, outcome.aspect, outcome.call = Verdict.FLAKY, flaky_aspect, flaky_call
             return outcome
 
         log.info("phase compiled %s %s", program.program_id, backend)
         mod_c = load_module(program, path)
         counter = observe.GraphCounter(backend_fn)
         compiled_fn = torch.compile(getattr(mod_c, program.entry), backend=counter, fullgraph=fullgraph)
-        with observe.record_graph_breaks() as breaks:
+        with observe.record_graph_breaks() as breaks, (
+                torch.compiler.set_stance(stance) if stance else contextlib.nullcontext()):
             compiled = _Run()
-            for i in range(calls):
+            for i, label in enumerate(plan):
                 counter.call_index = i
-                compiled.calls += _run(mod_c, program, compiled_fn, 1).calls
+                compiled.calls += _run(mod_c, program, compiled_fn, (label,), device=device).calls
             compiled.globals_after = _globals_snapshot(mod_c)
         outcome.compiled = [c.result for c in compiled.calls]
         outcome.compile_s = compiled.calls[0].result.elapsed_s if compiled.calls else 0.0
         outcome.graph_count, outcome.recompiles = counter.graphs, counter.recompiles
         outcome.graph_breaks = list(breaks)
+
+        for a, b in zip(eager_a.calls, compiled.calls):
+            if b.exc is not None and is_torch_error(b.exc) and (a.exc is None or type(a.exc) is not type(b.exc)):
+                outcome.verdict = Verdict.COMPILE_ERROR
+                outcome.call = b.result.label
+                outcome.error_type = root_error_type(b.exc)
+                outcome.error_message = compare.normalise_message(str(b.exc))
+                outcome.torch_frame = innermost_torch_frame(b.exc)
+                return outcome
+        aspect, call = _first_difference(eager_a, compiled)
+        if aspect in ("value", "mutation", "globals") and any(
+                compare.has_float(c.value) or compare.has_float(c.args_after) for c in eager_a.calls):
+            # torch's rule: a float difference is a bug only if compiled is
+            # further from a float64 run than eager is
+            log.info("phase fp64 %s %s", program.program_id, backend)
+            mod_r = load_module(program, path)
+            fp64_run = _run(mod_r, program, getattr(mod_r, program.entry), plan, fp64=True, device="cpu")
+            aspect, call = _first_difference(eager_a, compiled, fp64_run)
     except ProgramError as e:
         outcome.verdict = Verdict.INVALID
         outcome.detail = str(e)
         return outcome
+    except devices.CudaFault as e:  # the worker exits after replying (harness.worker)
+        return devices.record_fault(outcome, e)
     finally:
         outcome.elapsed_s = time.perf_counter() - started
         for name in [n for n in sys.modules if n.startswith("tcfuzz_program_")]:
             del sys.modules[name]
+        _reset_global_state()
         torch._dynamo.reset()
 
-    for a, b in zip(eager_a.calls, compiled.calls):
-        if b.exc is not None and is_torch_error(b.exc) and (a.exc is None or type(a.exc) is not type(b.exc)):
-            outcome.verdict = Verdict.COMPILE_ERROR
-            outcome.error_type = root_error_type(b.exc)
-            outcome.error_message = compare.normalise_text(str(b.exc).split("\n", 1)[0])[:300]
-            outcome.torch_frame = innermost_torch_frame(b.exc)
-            return outcome
-    aspect = _first_difference(eager_a, compiled)
     if aspect:
         outcome.verdict = Verdict.DIVERGENCE
-        outcome.aspect = aspect
-        if aspect == "exception":
-            pairs = [(a.result.exc_type, b.result.exc_type) for a, b in zip(eager_a.calls, compiled.calls)]
-            first = next(p for p in pairs if p[0] != p[1])
-            outcome.error_type = f"{first[0] or 'None'}->{first[1] or 'None'}"
+        outcome.aspect, outcome.call = aspect, call
+        if aspect in ("exception", "exception-message"):
+            a, b = next((a.result, b.result) for a, b in zip(eager_a.calls, compiled.calls)
+                        if a.result.label == call)
+            outcome.error_type = f"{a.exc_type or 'None'}->{b.exc_type or 'None'}"
+            outcome.error_message = f"{a.exc_message} -> {b.exc_message}"[:300]
     return outcome

@@ -49,9 +49,12 @@ class CallResult:
 
     ``value`` is a short repr of the return value (tensors as dtype, shape and a
     few values); ``exc_type`` the qualified exception type name or None;
-    ``stdout`` what the call printed through ``sys.stdout``.
+    ``stdout`` what the call printed through ``sys.stdout``; ``label`` which
+    call of the plan it was ("fresh", "cached", "guard", "shape": see
+    harness.execute).
     """
 
+    label: str = ""
     value: str = ""
     exc_type: str | None = None
     exc_message: str = ""
@@ -89,7 +92,9 @@ class Outcome:
 
     ``eager`` and ``compiled`` hold each call in order (the compiled function is
     called at least twice). ``aspect`` names what diverged ("value",
-    "exception", "stdout", "mutation") for a divergence; ``error_type`` and
+    "exception", "exception-message", "stdout", "mutation", "global-state",
+    "globals") for a divergence and ``call`` the label of the first call where
+    it did; ``error_type`` and
     ``torch_frame`` ("torch/_inductor/lowering.py:make_fallback", function, not
     line) describe a compile error or crash. Times are in seconds.
     """
@@ -101,6 +106,7 @@ class Outcome:
     fullgraph: bool = False
     verdict: Verdict = Verdict.MATCH
     aspect: str = ""
+    call: str = ""
     error_type: str = ""
     error_message: str = ""
     torch_frame: str = ""

@@ -120,3 +120,32 @@ def test_signature_check_of_a_regression_enforces_absence_elsewhere():
     assert check("kept")
     assert not check("everywhere")  # breaks on 3.11 and 3.12 too: no longer a regression
     assert not check("gone")
+
+
+def test_backends_off_the_ladder_are_compilers_of_their_own():
+    from harness.outcome import Outcome, Verdict
+    from fuzz.signature import findings
+
+    def bad(backend, interp="3.12"):
+        return Outcome("p", interp, backend, verdict=Verdict.DIVERGENCE, aspect="value")
+
+    found = findings([bad("aot_eager"), bad("inductor"), bad("inductor", "3.13"), bad("tcfuzz_add_one"),
+                      bad("relu_accuracy_error_TESTING_ONLY")])
+    stages = sorted((f.signature.stage, f.backend, f.signature.interpreters) for f in found)
+    assert stages == [("aot", "aot_eager", ("3.12",)),
+                      ("relu_accuracy_error_TESTING_ONLY", "relu_accuracy_error_TESTING_ONLY", ("3.12",)),
+                      ("tcfuzz_add_one", "tcfuzz_add_one", ("3.12",))]
+
+
+def test_a_divergence_signature_carries_the_features_of_its_minimised_program():
+    from fuzz.signature import Signature
+
+    base = Signature("divergence", "dynamo", "value", ("3.11", "3.12"))
+    loop = base.with_features("import torch\ndef f(x):\n    for i in reversed(range(2)):\n        x = x + i\n"
+                              "    return x\ndef inputs():\n    return (torch.ones(2),)\n")
+    ctx = base.with_features("import torch\ndef f(x):\n    with torch.no_grad():\n        return x * 2\n")
+    assert loop.detail == "value {For, range(), reversed()}"
+    assert loop.key != ctx.key and loop.cause == ctx.cause == ("divergence", "value")
+    assert loop.base() == base and Signature.parse(loop.key) == loop
+    crash = Signature("crash", "dynamo", "SIGSEGV@torch/x.py:f", ("3.12",))
+    assert crash.with_features("x = 1\n") == crash

@@ -1,0 +1,111 @@
+"""Each comparison rule of the oracle, with a case that must match and one
+that must diverge. Runs inside a worker env (needs torch); the host suite runs
+it there through tests/slow/test_oracle_rules.py."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from harness import compare  # noqa: E402
+
+
+def match(a, b, fp64=None):
+    return compare.values_match(compare.snapshot(a), compare.snapshot(b), fp64)
+
+
+def test_float_tensors_within_tolerance_match_beyond_it_diverge():
+    x = torch.linspace(-1, 1, 50)
+    assert match(x, x + 1e-6)
+    assert not match(x, x + 1e-2)
+
+
+def test_fp64_reference_decides_float_differences():
+    """torch's rule: compiled may differ from eager if it is as close to fp64 as eager."""
+    exact = torch.linspace(0, 1, 2000, dtype=torch.float64)
+    eager = (exact + 1e-3).float()  # eager itself is off by 1e-3
+    closer = (exact + 5e-4).float()  # compiled is closer to the truth
+    further = (exact + 1e-1).float()
+    assert not match(eager, closer)  # beyond tolerance without a reference
+    assert match(eager, closer, exact)
+    assert not match(eager, further, exact)
+
+
+def test_half_precision_uses_half_tolerance():
+    x = torch.linspace(-1, 1, 50, dtype=torch.bfloat16)
+    assert match(x, x * (1 + 2**-9))
+    assert not match(x, x + 0.5)
+
+
+def test_integer_and_bool_tensors_compare_exactly():
+    i = torch.arange(10)
+    assert match(i, i.clone())
+    assert not match(i, i + torch.eye(10, dtype=torch.long)[0])
+    b = torch.tensor([True, False])
+    assert match(b, b.clone())
+    assert not match(b, ~b)
+
+
+def test_dtype_shape_and_requires_grad_always_match():
+    x = torch.ones(3)
+    assert match(x, torch.ones(3))
+    assert not match(x, torch.ones(3, dtype=torch.float64))
+    assert not match(x, torch.ones(1, 3))
+    assert not match(x, torch.ones(3, requires_grad=True))
+
+
+def test_gradients_of_leaf_tensors_are_compared():
+    def with_grad(scale):
+        leaf = torch.ones(3, requires_grad=True)
+        (leaf * scale).sum().backward()
+        return leaf
+
+    assert match(with_grad(2.0), with_grad(2.0))
+    assert not match(with_grad(2.0), with_grad(3.0))
+
+
+def test_python_floats_and_nans():
+    assert match(1.0, 1.0 + 1e-9)
+    assert not match(1.0, 1.1)
+    assert match(float("nan"), float("nan"))
+    assert not match(float("nan"), 1.0)
+
+
+def test_returned_generators_are_drained_with_their_return_value():
+    def gen(items, ret):
+        yield from items
+        return ret
+
+    assert match(compare.drain(gen([1, 2], "r")), compare.drain(gen([1, 2], "r")))
+    assert not match(compare.drain(gen([1, 2], "r")), compare.drain(gen([1, 2], "other")))
+    assert not match(compare.drain(gen([1, 2], "r")), compare.drain(gen([1], "r")))
+    assert match(compare.drain(iter(map(abs, [-1]))), compare.drain(iter(map(abs, [1]))))
+    assert not match(compare.drain(zip([1], [2])), compare.drain(zip([1], [3])))
+
+
+def test_objects_compare_by_public_state():
+    class Box:
+        def __init__(self, v, hidden):
+            self.v, self._hidden = v, hidden
+
+    assert match(Box(1, "a"), Box(1, "b"))
+    assert not match(Box(1, "a"), Box(2, "a"))
+
+
+def test_containers_compare_element_wise():
+    assert match({"a": [torch.ones(2), 1]}, {"a": [torch.ones(2), 1]})
+    assert not match({"a": [torch.ones(2), 1]}, {"a": [torch.ones(2), 2]})
+    assert not match({"a": 1, "b": 2}, {"b": 2, "a": 1})  # insertion order is behaviour
+    assert not match([1], (1,))
+
+
+@pytest.mark.parametrize("eager, compiled, same", [
+    ("index 5 is out of bounds for <object at 0x7f00deadbeef>", "index 5 is out of bounds for <object>", True),
+    ('File "/tmp/a/prog_1234abcd.py", line 3, bad', 'File "/other/prog_99.py", line 7, bad', True),
+    ("got tensor([1., 2.], grad_fn=<AddBackward0>)", "got tensor([1., 2.])", True),
+    ("list index out of range", "tuple index out of range", False),
+    ("expected 3 got 4", "expected 3 got 5", False),
+])
+def test_exception_messages_are_normalised(eager, compiled, same):
+    assert (compare.normalise_message(eager) == compare.normalise_message(compiled)) is same

@@ -1,0 +1,99 @@
+"""The call plan and the side-effect rules of harness.execute, with a program
+that must match and a variant that must diverge for each. The "compiled"
+function here is a deliberately different Python function, so every rule is
+exercised without depending on a torch bug. Runs inside a worker env."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from harness import execute  # noqa: E402
+from harness.program import Program  # noqa: E402
+
+PROGRAM = '''
+import torch
+
+COUNT = 0
+items = []
+
+
+class Acc:
+    scale = 2
+
+
+def f(x):
+    global COUNT
+    COUNT += 1
+    items.append(1)
+    print("sum", round(float(x.sum()), 3))
+    x.add_(1)
+    return x * Acc.scale + COUNT
+
+
+def inputs():
+    return (torch.ones(3, 4),)
+'''
+
+# variants of f, each wrong in one way, with the aspect that must be reported
+VARIANTS = {
+    "value": "return x * Acc.scale + COUNT + 1",
+    "stdout": 'print("sum!"); return x * Acc.scale + COUNT',
+    "mutation": "y = x * Acc.scale + COUNT; x.mul_(0); return y",
+    "globals": "items.append(2); return x * Acc.scale + COUNT",
+    "global-state": "torch.set_grad_enabled(False); return x * Acc.scale + COUNT",
+    "exception": "raise KeyError('k')",
+}
+
+
+def _runs(tmp_path, variant: str | None):
+    program = Program(PROGRAM)
+    ref_mod = execute.load_module(program, str(tmp_path / "p.py"))
+    plan = execute.plan_calls(ref_mod, program)
+    ref = execute._run(ref_mod, program, ref_mod.f, plan)
+    mod = execute.load_module(program, str(tmp_path / "p.py"))
+    fn = mod.f
+    if variant is not None:
+        body = PROGRAM.split("    return x * Acc.scale + COUNT\n")[0] + textwrap.indent(
+            VARIANTS[variant].replace("; ", "\n"), "    ") + "\n"
+        namespace = mod.__dict__
+        exec(compile(body.split("def f(x):", 1)[0].rsplit("\n", 1)[0] + "\ndef f(x):" + body.split("def f(x):", 1)[1],
+                     "variant", "exec"), namespace)
+        fn = namespace["f"]
+    return plan, ref, execute._run(mod, program, fn, plan)
+
+
+def test_the_plan_has_a_guard_call_and_a_shape_call(tmp_path):
+    plan, ref, same = _runs(tmp_path, None)
+    assert plan == ("fresh", "cached", "guard", "shape")
+    assert execute._first_difference(ref, same) == ("", "")
+    # the guard call saw the mutated class attribute, the shape call a grown input
+    assert [c.result.value.split("values=")[0] for c in ref.calls][-1].startswith("tensor(shape=[3, 5]")
+
+
+@pytest.mark.parametrize("aspect", sorted(VARIANTS))
+def test_each_side_effect_rule_diverges(tmp_path, aspect):
+    _, ref, res = _runs(tmp_path, aspect)
+    assert execute._first_difference(ref, res)[0] == aspect
+
+
+def test_a_plain_program_has_no_guard_call():
+    program = Program("import torch\ndef f(x):\n    return x + 1\ndef inputs():\n    return (torch.ones(1),)\n")
+    mod = execute.load_module(program, "/tmp/tcfuzz_plain.py")
+    assert execute.plan_calls(mod, program) == ("fresh", "cached")
+
+
+def test_force_eager_stance_and_identity_backend_report_match(tmp_path):
+    program = Program(PROGRAM)
+    for backend in ("tcfuzz_force_eager", "tcfuzz_identity"):
+        outcome = execute.run_program(program, backend, interpreter="test", workdir=str(tmp_path))
+        assert outcome.verdict.value == "match", (backend, outcome)
+        assert [c.label for c in outcome.compiled] == ["fresh", "cached", "guard", "shape"]
+
+
+def test_a_wrong_backend_diverges_on_value(tmp_path):
+    outcome = execute.run_program(Program(PROGRAM), "tcfuzz_add_one", interpreter="test", workdir=str(tmp_path))
+    assert (outcome.verdict.value, outcome.aspect, outcome.call) == ("divergence", "value", "fresh")
