@@ -243,6 +243,14 @@ class TriageResult:
     def patterns(self) -> dict[str, str]:
         return {r: self.pattern(r) for r in self.run_releases}
 
+    def changes(self) -> list[str]:
+        """Between consecutive releases that ran (given order): "introduced in
+        2.11.0 (after 2.10.0)" / "fixed in ..." where whether any cell shows the case flips."""
+        shows = {r: any(c.shows for c in self.cells_for(r)) for r in self.run_releases if r}
+        order = list(shows)
+        return [f"{'introduced' if shows[b] else 'fixed'} in {b} (after {a})"
+                for a, b in zip(order, order[1:]) if shows[a] != shows[b]]
+
     def summary(self) -> str:
         """One line: the pattern, or per release, plus the bisection."""
         patterns = self.patterns()
@@ -259,7 +267,7 @@ class TriageResult:
         return {
             "case": self.case, "interpreters": self.interpreters, "backends": self.backends,
             "torch": self.releases, "target": self.target,
-            "pattern": self.summary(), "patterns": self.patterns(),
+            "pattern": self.summary(), "patterns": self.patterns(), "changes": self.changes(),
             "bisect": dataclasses.asdict(self.bisection) if self.bisection else None,
             "cells": [c.to_json() for c in self.cells],
         }
@@ -427,6 +435,7 @@ def _footer(result: TriageResult) -> list[str]:
         lines.append(f"pattern: {patterns['']}")
     else:
         lines += [f"pattern with torch {r}: {p}" for r, p in patterns.items()]
+        lines += [f"change: {c}" for c in result.changes()] if not result.bisection else []
     if result.bisection:
         lines.append(f"bisect: {result.bisection.describe()}")
     reasons = sorted({f"{c.interpreter} with torch {c.torch}: {c.reason}" for c in result.cells

@@ -151,6 +151,8 @@ def test_torch_axis_shows_missing_wheels_as_not_available():
     text = render_text(result)
     assert text.splitlines()[0].split() == ["torch", "python", "eager"]
     assert "n/a: 3.13t with torch 2.10.0: no cp313t wheel" in text
+    assert result.changes() == ["introduced in 2.11.0 (after 2.10.0)"]
+    assert "change: introduced in 2.11.0 (after 2.10.0)" in text
     assert next(c for c in result.cells if c.torch == "2.11.0").torch_version == "2.11.0"
 
 
