@@ -11,17 +11,17 @@ the same folder, then rename), so a killed campaign never leaves a partial case.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import datetime
 import json
-import os
 import subprocess
 import tempfile
-import tomllib
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from harness import casefile
 from harness.backends import PLANTED_BACKENDS
 from harness.program import Program, ProgramError, read_pep723
 from fuzz.errors import CorpusError
@@ -39,7 +39,7 @@ if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they d
     def run(fn):
         try: return [fn(*inputs()) for _ in range(2)]
         except Exception as e: return f"raised {type(e).__name__}: {e}"
-    eager, compiled = run(f), run(torch.compile(f, backend=BACKEND))
+    eager, compiled = run(f), run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
     print(f"eager:    {eager}\\ncompiled: {compiled}")
     sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)
 '''
@@ -62,6 +62,53 @@ if __name__ == "__main__":  # eager vs compiled: values, printed text, arguments
     sys.exit(0 if same(eager, compiled, equal_nan=True) else 1)
 '''
 
+# A divergence's runner follows harness.execute's call plan: each run in a
+# fresh copy of the module; calls "fresh" and "cached", then, where the
+# signature names a later call, "guard" (scalar globals and class attributes
+# mutated) and "shape" (the largest dimension grown by one); after each call
+# the value, printed text, arguments and grad mode are compared.
+_RUNNER_PLAN = '''\
+if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this module; exit 1 while they differ
+    import contextlib, io, re, runpy, sys
+    from torch._dynamo.utils import same
+    def scalars(ns):
+        owners = [ns] + [v for v in ns.values() if isinstance(v, type) and v.__module__ == "case"]
+        return [(o, k) for o in owners for k, v in list(o.items() if o is ns else vars(o).items())
+                if not k.startswith("_") and isinstance(v, (bool, int, float))]
+    def grow(args):
+        n = max([s for a in args if isinstance(a, torch.Tensor) for s in a.shape if s >= 2], default=0)
+        def g(t):
+            for d, s in enumerate(t.shape if isinstance(t, torch.Tensor) else ()):
+                if s == n: t = torch.cat([t.detach(), t.detach().narrow(d, s - 1, 1)], d).requires_grad_(t.requires_grad)
+            return t
+        return tuple(g(a) for a in args)
+    def run(compiled):
+        ns = runpy.run_path(__file__, run_name="case")
+        fn, out = torch.compile(ns["f"], backend=BACKEND, fullgraph=FULLGRAPH) if compiled else ns["f"], []
+        for call in CALLS:
+            for o, k in scalars(ns) if call == "guard" else []:
+                v = o[k] if o is ns else getattr(o, k)
+                v = (not v) if isinstance(v, bool) else v + (1 if isinstance(v, int) else 0.5)
+                o.__setitem__(k, v) if o is ns else setattr(o, k, v)
+            torch.manual_seed(0)
+            args = ns["inputs"]()
+            args = grow(args if isinstance(args, tuple) else (args,)) if call == "shape" else args
+            buf = io.StringIO()
+            try:
+                with contextlib.redirect_stdout(buf):
+                    value = fn(*args)
+                    value = list(value) if hasattr(value, "__next__") else value  # a generator runs when drained
+            except Exception as e: value = f"raised {type(e).__name__}: " + re.sub(r" at 0x\\w+", "", str(e).split(chr(10))[0])
+            out.append([value, list(args), buf.getvalue(), torch.is_grad_enabled()])
+            torch.set_grad_enabled(True)
+        return out
+    eager, compiled = run(False), run(True)
+    print(f"eager:    {eager}\\ncompiled: {compiled}")
+    try: ok = same(eager, compiled, equal_nan=True)
+    except Exception: ok = repr(eager) == repr(compiled)  # a value same() does not know
+    sys.exit(0 if ok else 1)
+'''
+
 _RUNNER_GRAPH_BREAK = '''\
 if __name__ == "__main__":  # exit 1 while Dynamo still breaks the graph for this reason
     import sys
@@ -73,6 +120,21 @@ if __name__ == "__main__":  # exit 1 while Dynamo still breaks the graph for thi
     breaks = [m.splitlines()[0] for c in ("graph_break", "unimplemented") for m in counters[c]]
     print("graph breaks:", breaks)
     sys.exit(GB_TYPE in breaks)
+'''
+
+
+_RUNNER_DEVICE = '''\
+if __name__ in ("__main__", "case"):  # found on DEVICE: inputs() builds on the CPU, the runs get its tensors on DEVICE
+    def _to_device(value):
+        if isinstance(value, torch.Tensor):
+            if not value.is_leaf: return value.to("DEVICE")
+            moved = value.detach().to("DEVICE")
+            return moved.requires_grad_() if value.requires_grad else moved
+        if type(value) in (tuple, list): return type(value)(_to_device(v) for v in value)
+        if type(value) is dict: return {k: _to_device(v) for k, v in value.items()}
+        return value
+    _inputs_on_cpu = inputs
+    def inputs(): return _to_device(_inputs_on_cpu())
 '''
 
 
@@ -115,13 +177,14 @@ def _toml(value: Any) -> str:
 
 
 def render_case(program: Program, signature: Signature, *, backend: str, torch_version: str = "2.12.0",
-                device: str = "cpu", meta: dict[str, Any] | None = None) -> str:
+                device: str = "cpu", meta: dict[str, Any] | None = None, fullgraph: bool = False) -> str:
     """The text of a standalone corpus case for ``program`` showing ``signature``.
 
     Its ``__main__`` block compares what the signature's detail names: return
     values and exceptions, plus printed text and arguments after the call for
     "stdout", "mutation" and "globals" divergences; for a graph break, whether
-    Dynamo still reports that ``gb_type``.
+    Dynamo still reports that ``gb_type``. A case found on ``device`` "cuda"
+    says so in its table and its ``__main__`` moves the inputs there first.
     """
     today = datetime.date.today().isoformat()
     table: dict[str, Any] = {
@@ -129,15 +192,20 @@ def render_case(program: Program, signature: Signature, *, backend: str, torch_v
         "interpreters": list(signature.interpreters), "backend": backend, "device": device,
         "torch": torch_version, "first-seen": today, "last-seen": today,
     }
+    if program.generator != "manual" and not program.generator.startswith("file:"):
+        table["generator"] = program.generator  # provenance, for generator-level shrinking
+        if program.seed is not None:
+            table["seed"] = program.seed
+    if fullgraph:
+        table["fullgraph"] = True
+    table.update({"count": 1, "status": casefile.STATUS_OPEN})
     table.update(meta or {})
-    header = ["# /// script", '# requires-python = ">=3.11"',
-              f"# dependencies = [{_toml('torch==' + torch_version.split('+')[0])}]", "# [tool.tcfuzz]"]
-    header += [f"# {k} = {_toml(v)}" for k, v in table.items()]
-    header.append("# ///")
     body = program_body(program.source)
     if "import torch" not in body:
         body = "import torch\n" + body
-    parts = ["\n".join(header), body.rstrip("\n")]
+    parts = [casefile.render_header(table, torch_version=torch_version), body.rstrip("\n")]
+    if device != "cpu":  # as harness.device.to_device does in the worker
+        parts.append(_RUNNER_DEVICE.replace("DEVICE", device))
     if signature.kind in (GRAPH_BREAK, GRAPH_BREAK_REGRESSION):
         parts.append(f"GB_TYPE = {_toml(signature.cause[1])}\n\n{_RUNNER_GRAPH_BREAK}")
     else:
@@ -145,9 +213,32 @@ def render_case(program: Program, signature: Signature, *, backend: str, torch_v
             parts.append(PLANTED_BACKENDS[backend].rstrip("\n") + f"\n\nBACKEND = {backend}")
         else:
             parts.append(f"BACKEND = {_toml(backend)}")
-        effects = signature.kind == "divergence" and signature.detail in ("stdout", "mutation", "globals")
-        parts.append(_RUNNER_EFFECTS if effects else _RUNNER_VALUE)
+        parts[-1] += f"\nFULLGRAPH = {fullgraph}"
+        if signature.kind == "divergence":
+            parts.append(f"CALLS = {_toml(list(divergence_calls(program, signature)))}\n\n{_RUNNER_PLAN}")
+        else:
+            parts.append(_RUNNER_VALUE)
     return "\n\n\n".join(p.strip("\n") for p in parts) + "\n"
+
+
+def divergence_calls(program: Program, signature: Signature) -> tuple[str, ...]:
+    """The calls a divergence's standalone runner makes: harness.execute's plan
+    ("fresh", "cached", then "guard" where the program has scalar globals or
+    class attributes, then "shape"), up to the call the signature names."""
+    detail = signature.cause[1]
+    last = detail.rsplit("@", 1)[1] if "@" in detail else "cached"
+    calls = ["fresh", "cached"]
+    if last in ("guard", "shape"):
+        tree = ast.parse(program.source)
+        scalar = any(isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(getattr(n, "value", None), ast.Constant)
+                     and isinstance(n.value.value, (bool, int, float))
+                     for top in tree.body if isinstance(top, (ast.Assign, ast.AnnAssign, ast.ClassDef))
+                     for n in ([top] if not isinstance(top, ast.ClassDef) else top.body))
+        if scalar:
+            calls.append("guard")
+        if last == "shape":
+            calls.append("shape")
+    return tuple(calls)
 
 
 def read_case(path: Path) -> tuple[Program, dict[str, Any]]:
@@ -157,34 +248,78 @@ def read_case(path: Path) -> tuple[Program, dict[str, Any]]:
         program = Program.from_file(path)
     except ProgramError as e:
         raise CorpusError(str(e)) from None
-    header = read_pep723(program.source)
-    meta: dict[str, Any] = {}
-    if header is not None:
-        try:
-            meta = tomllib.loads(header["content"]).get("tool", {}).get("tcfuzz", {})
-        except tomllib.TOMLDecodeError as e:
-            raise CorpusError(f"{path}: malformed PEP 723 block ({e}); fix or delete the header") from None
+    try:
+        meta = casefile.read_table(program.source)
+    except casefile.CaseFileError as e:
+        raise CorpusError(f"{path}: {e}") from None
+    if meta.get("generator") and "seed" in meta:  # provenance, for generator-level shrinking
+        program = dataclasses.replace(program, generator=str(meta["generator"]), seed=int(meta["seed"]))
     return program, meta
 
 
+def with_replay(text: str, codes: dict[str, int], torch_version: str) -> str:
+    """Case ``text`` with the exit codes of ``python CASE`` per interpreter
+    (run_standalone) recorded in its ``replay`` table ("3.12/2.12.0" ->
+    "reproduces" for a non-zero exit, else "does not reproduce")."""
+    table = casefile.read_table(text)
+    table["replay"] = {**table.get("replay", {}), **{
+        casefile.replay_key(name, torch_version): casefile.REPRODUCES if code else casefile.DOES_NOT_REPRODUCE
+        for name, code in codes.items()}}
+    return casefile.replace_table(text, table)
+
+
+def smaller(text: str, than: str) -> bool:
+    """Is the program in case ``text`` smaller than the one in ``than``: fewer
+    lines of code, or as many and fewer characters?"""
+    a, b = program_body(text), program_body(than)
+    return (code_lines(a), len(a)) < (code_lines(b), len(b))
+
+
+def merge_tables(old: dict[str, Any], new: dict[str, Any], *, keep_new: bool) -> dict[str, Any]:
+    """The table of a case found again: ``count`` summed, the earliest
+    ``first-seen`` and the latest ``last-seen``, ``replay`` results merged,
+    the stored ``status`` kept (a fixed case found again stays "fixed", so its
+    replay fails as a regression); the rest from the case whose text is kept."""
+    table = dict(new if keep_new else old)
+    table["count"] = int(old.get("count", 1)) + int(new.get("count", 1))
+    seen = [str(t[k]) for t in (old, new) for k in ("first-seen", "last-seen") if k in t]
+    if seen:
+        table["first-seen"], table["last-seen"] = min(seen), max(seen)
+    replay = {**new.get("replay", {}), **old.get("replay", {})} if not keep_new else {
+        **old.get("replay", {}), **new.get("replay", {})}
+    if replay:
+        table["replay"] = replay
+    if "status" in old:
+        table["status"] = old["status"]
+    return table
+
+
 def write_case(path: Path, text: str) -> Path:
-    """Write atomically; an existing case is replaced only by a smaller one.
-    Returns the path."""
+    """Store case ``text`` at ``path``; returns the path.
+
+    A new case is written atomically (casefile.atomic_write). If a case is
+    already there (the same signature found again, maybe by another campaign
+    at the same time: the read-modify-write holds the case's lock), its count
+    and dates are updated (merge_tables) and its program is replaced only by a
+    smaller one (``smaller``). Raises CorpusError if ``path`` cannot be written.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists() and code_lines(path.read_text()) <= code_lines(text):
-        return path
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        with casefile.locked(path):
+            if path.exists():
+                old = path.read_text()
+                keep_new = smaller(text, old)
+                try:
+                    table = merge_tables(casefile.read_table(old), casefile.read_table(text), keep_new=keep_new)
+                    merged = casefile.replace_table(text if keep_new else old, table)
+                except casefile.CaseFileError:  # a plain program without a table: the smaller one wins
+                    merged = text if keep_new else old
+                if merged == old:
+                    return path
+                text = merged
+            casefile.atomic_write(path, text)
+    except OSError as e:
+        raise CorpusError(f"cannot write corpus case {path}: {e}; check the folder's permissions and free space") from None
     return path
 
 
@@ -213,4 +348,5 @@ def run_standalone(text: str, interpreters: Iterable[Interpreter], *,
 
 
 def list_cases(root: Path) -> list[Path]:
+    """The cases under ``root`` (``<kind>/<id>.py``), never a lock or temp file."""
     return sorted(p for p in root.glob("*/*.py") if not p.name.startswith((".", "_")) and p.name != "conftest.py")

@@ -148,6 +148,7 @@ class _Oracle:
             if size(source) < size(self.best):
                 self.best = source
                 self.accepted += 1
+                log.info("%s: %d lines after %d checks", self.current, code_lines(source), self.checks)
                 if self.progress:
                     self.progress(f"{self.current}: {code_lines(source)} lines after {self.checks} checks")
 

@@ -58,3 +58,65 @@ def test_tidy_drops_placeholder_constants_but_keeps_blocks_valid():
     assert tidy("def f():\n    0\n    return 1\n") == "def f():\n    return 1\n"
     assert tidy("def f():\n    0\n") == "def f():\n    pass\n"
     assert tidy("try:\n    x()\nexcept E:\n    0\nfinally:\n    0\n") == "try:\n    x()\nexcept E:\n    pass\nfinally:\n    pass\n"
+
+
+def test_each_stage_keeps_the_check_and_names_its_passes():
+    seen = []
+
+    def check(source: str) -> bool:
+        seen.append(source)
+        return keeps_marker(source)
+
+    result = minimize_source(SOURCE, check, budget_s=60)
+    assert all(keeps_marker(s) for s in [result.source])
+    assert "source/statements" in result.passes and "source/pysource-minimize" in result.passes
+    assert len(seen) == len(set(seen)), "a candidate was checked twice (the cache should answer)"
+    assert result.checks == len(seen)
+
+
+def test_statement_pass_alone_checks_candidates_in_batches():
+    batches = []
+
+    class Batched:
+        def __call__(self, source):
+            return keeps_marker(source)
+
+        def check_many(self, sources):
+            batches.append(len(sources))
+            return [keeps_marker(s) for s in sources]
+
+    result = minimize_source(SOURCE, Batched(), budget_s=60, jobs=4, stages=("source",))
+    assert keeps_marker(result.source) and result.lines_after < result.lines_before
+    assert max(batches) > 1
+
+
+def test_tidy_renames_placeholders_drops_unused_arguments_and_shrinks_shapes():
+    from fuzz.minimize import drop_unused_arguments, rename_placeholders, smaller_shapes
+
+    assert rename_placeholders("x = unique_name_3 + unique_name_0 + unique_name_3 + v1\n") == "x = v2 + v3 + v2 + v1\n"
+    source = ("import torch\ndef f(t0, t1, n):\n    return t0.sin()\n"
+              "def inputs():\n    return (torch.randn(3, 4), torch.ones(5), 3)\n")
+    dropped = drop_unused_arguments(source)
+    assert "def f(t0):" in dropped[0] and "return (torch.randn(3, 4),)" in dropped[0]
+    shapes = smaller_shapes(source)
+    assert "torch.randn(1, 1), torch.ones(1)" in shapes[0]
+    result = minimize_source(source, lambda s: "t0.sin()" in s and "randn" in s, budget_s=30, stages=("tidy",))
+    assert "def f(t0):" in result.source and "torch.randn(1, 1)" in result.source
+
+
+def test_generator_stage_shrinks_a_generated_program_to_a_valid_smaller_one():
+    import ast
+
+    from fuzz.generate import generate
+
+    program = max((generate(s) for s in range(40)), key=lambda p: code_lines(p.source))
+    assert "def inputs" in program.source
+
+    def check(source: str) -> bool:
+        ast.parse(source)  # every candidate is a valid program
+        return "def f" in source and ".shape" in source or "torch.tanh" in source
+
+    assert check(program.source)
+    result = minimize_source(program.source, check, budget_s=60, program=program, stages=("generator",))
+    assert result.passes.get("generator/shrink", [0, 0])[1] > 0
+    assert result.lines_after < result.lines_before and check(result.source)

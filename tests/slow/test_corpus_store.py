@@ -1,0 +1,91 @@
+"""The corpus store survives kill -9, and the replay plugin fails the run on a regression."""
+
+from __future__ import annotations
+
+import ast
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from harness.program import Program
+from fuzz import corpus
+from fuzz.signature import Signature
+from tests.conftest import ROOT, env_python, require_env
+
+pytestmark = pytest.mark.slow
+
+PROGRAM = "import torch\n\ndef f(x):\n    return x.sin()\n\ndef inputs():\n    return (torch.ones(3),)\n"
+
+WRITER = textwrap.dedent('''
+    import sys, itertools
+    from pathlib import Path
+    from harness.program import Program
+    from fuzz import corpus
+    from fuzz.signature import Signature
+    root = Path(sys.argv[1])
+    body = "import torch\\n\\ndef f(x):\\n{}    return x\\n\\ndef inputs():\\n    return (torch.ones(3),)\\n"
+    for n in itertools.count():
+        sig = Signature("divergence", "dynamo", "value", ("3.12",) if n % 2 else ("3.13",))
+        lines = "".join(f"    x = x + {k}\\n" for k in range(50 - n % 50))  # smaller and smaller: rewrites
+        text = corpus.render_case(Program(body.format(lines)), sig, backend="eager", meta={"filler": "y" * 4000})
+        corpus.write_case(corpus.case_path(root, sig), text)
+        print(n, flush=True)
+''')
+
+
+def test_kill_9_while_writing_leaves_only_whole_cases(tmp_path):
+    """Two writers rewrite the same two cases in a loop; each is SIGKILLed
+    mid-stream. Every file that looks like a case parses, and no temp file
+    is taken for a case."""
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE,
+                                env={**os.environ, "PYTHONPATH": str(ROOT)}) for _ in range(2)]
+    try:
+        for w in writers:  # let each get well into its loop
+            for _ in range(30):
+                assert w.stdout.readline(), "the writer died before it was killed"
+        time.sleep(0.05)
+    finally:
+        for w in writers:
+            w.send_signal(signal.SIGKILL)
+            w.wait()
+            w.stdout.close()
+    assert all(w.returncode == -signal.SIGKILL for w in writers)
+    cases = corpus.list_cases(tmp_path)
+    assert len(cases) == 2
+    for path in cases:
+        program, meta = corpus.read_case(path)
+        assert meta["kind"] == "divergence" and meta["count"] >= 1 and meta["filler"] == "y" * 4000
+        ast.parse(program.source)  # whole, down to the last line of its __main__ block
+        assert program.source.endswith("\n") and program.source.rstrip().splitlines()[-1].strip().startswith("sys.exit(")
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert not [p for p in files if p.suffix == ".py" and p not in cases], "a temp or partial file looks like a case"
+    assert all(p.name.startswith(".") for p in files if p not in cases)  # locks and any orphaned temp file
+
+
+def test_replay_reports_known_failures_and_fails_on_a_regression(tmp_path):
+    """`pytest -p harness.corpus_plugin DIR` on a corpus of two planted-backend
+    cases that always reproduce: the open one is a known failure (xfail), the
+    one marked fixed is a regression and fails the run."""
+    require_env("3.12")
+    sig = Signature("divergence", "tcfuzz_add_one", "value", ("3.12",))
+    other = Signature("divergence", "tcfuzz_add_one", "value", ("3.12", "3.13"))
+    corpus.write_case(corpus.case_path(tmp_path, sig),
+                      corpus.render_case(Program(PROGRAM), sig, backend="tcfuzz_add_one"))
+    fixed = corpus.write_case(corpus.case_path(tmp_path, other),
+                              corpus.render_case(Program(PROGRAM), other, backend="tcfuzz_add_one",
+                                                 meta={"status": "fixed"}))
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    proc = subprocess.run([str(env_python("3.12")), "-m", "pytest", "-p", "harness.corpus_plugin", "-p",
+                           "no:cacheprovider", "-rxX", str(tmp_path), "--tcfuzz-record"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "1 failed, 1 xfailed" in out and "REGRESSION" in out and fixed.name in out, out
+    _, meta = corpus.read_case(fixed)
+    assert meta["replay"] == {"3.12/2.12.0": "reproduces"}
