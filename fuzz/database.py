@@ -2,8 +2,11 @@
 
 Tables:
   programs(seq, program_id, seed, generator, features, source, done)
-  runs(program_id, interpreter, backend, verdict, aspect, error_type,
+           done = 1 once every run of the program is recorded (one
+           transaction), so a resumed campaign reruns exactly the others
+  runs(program_id, interpreter, backend, threads, verdict, aspect, error_type,
        torch_frame, graph_count, graph_breaks, elapsed_s, outcome)   outcome: JSON
+       threads: 0, or K for the free-threaded concurrency run (harness.threads)
   buckets(key, id, kind, stage, detail, interpreters, backend, count,
           program_id, case, new, lines_before, lines_after, checks, minimise_s)
   meta(key, value)                                                 value: JSON
@@ -26,9 +29,10 @@ CREATE TABLE IF NOT EXISTS programs (
   features TEXT, source TEXT NOT NULL, done INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS runs (
   program_id TEXT NOT NULL, interpreter TEXT NOT NULL, backend TEXT NOT NULL,
+  threads INTEGER NOT NULL DEFAULT 0,
   verdict TEXT NOT NULL, aspect TEXT, error_type TEXT, torch_frame TEXT,
   graph_count INTEGER, graph_breaks INTEGER, elapsed_s REAL, outcome TEXT NOT NULL,
-  PRIMARY KEY (program_id, interpreter, backend));
+  PRIMARY KEY (program_id, interpreter, backend, threads));
 CREATE TABLE IF NOT EXISTS buckets (
   key TEXT PRIMARY KEY, id TEXT NOT NULL, kind TEXT NOT NULL, stage TEXT NOT NULL,
   detail TEXT NOT NULL, interpreters TEXT NOT NULL, backend TEXT NOT NULL,
@@ -67,9 +71,9 @@ class CampaignDB:
             self.conn.execute("BEGIN")
             for o in outcomes:
                 self.conn.execute(
-                    "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (o.program_id, o.interpreter, o.backend, o.verdict.value, o.aspect, o.error_type, o.torch_frame,
-                     o.graph_count, len(o.graph_breaks), o.elapsed_s, json.dumps(o.to_json())),
+                    "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (o.program_id, o.interpreter, o.backend, o.threads, o.verdict.value, o.aspect, o.error_type,
+                     o.torch_frame, o.graph_count, len(o.graph_breaks), o.elapsed_s, json.dumps(o.to_json())),
                 )
             self.conn.execute("UPDATE programs SET done = 1 WHERE seq = ?", (seq,))
 
@@ -113,7 +117,7 @@ class CampaignDB:
         return [dict(zip(cols, row)) for row in self.conn.execute("SELECT * FROM buckets ORDER BY kind, key")]
 
     def runs(self) -> list[dict[str, Any]]:
-        cols = ["program_id", "interpreter", "backend", "verdict", "aspect", "error_type", "elapsed_s"]
+        cols = ["program_id", "interpreter", "backend", "threads", "verdict", "aspect", "error_type", "elapsed_s"]
         return [dict(zip(cols, row)) for row in self.conn.execute(f"SELECT {', '.join(cols)} FROM runs")]
 
     def outcomes(self) -> list[Outcome]:
@@ -122,5 +126,42 @@ class CampaignDB:
     def programs_done(self) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM programs WHERE done = 1").fetchone()[0]
 
+    def next_seq(self) -> int:
+        """The seq of the next program a campaign adds (0 for an empty one)."""
+        return self.conn.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM programs").fetchone()[0]
+
+    def programs(self) -> list[dict[str, Any]]:
+        """Every program row in seq order (``features`` decoded)."""
+        cols = ["seq", "program_id", "seed", "generator", "features", "source", "done"]
+        rows = [dict(zip(cols, r)) for r in self.conn.execute(f"SELECT {', '.join(cols)} FROM programs ORDER BY seq")]
+        for row in rows:
+            row["features"] = json.loads(row["features"] or "[]")
+        return rows
+
+    def program(self, program_id: str) -> Program | None:
+        """The stored program with this id (the first by seq), or None."""
+        row = next((r for r in self.programs() if r["program_id"] == program_id), None)
+        return _program(row) if row else None
+
+    def unfinished_programs(self) -> list[tuple[int, Program]]:
+        """(seq, program) of programs added but not finished, in seq order:
+        the ones in flight when a campaign was killed."""
+        return [(r["seq"], _program(r)) for r in self.programs() if not r["done"]]
+
+    def unfiled_new_buckets(self) -> list[tuple[Finding, Program]]:
+        """New buckets without a corpus case, each with its first program."""
+        out = []
+        for b in self.buckets():
+            if b["new"] and not b["case_path"]:
+                program = self.program(b["program_id"])
+                if program is not None:
+                    out.append((Finding(Signature.parse(b["key"]), b["backend"]), program))
+        return out
+
     def close(self) -> None:
         self.conn.close()
+
+
+def _program(row: dict[str, Any]) -> Program:
+    return Program(source=row["source"], seed=row["seed"], generator=row["generator"] or "",
+                   features=tuple(row["features"]))

@@ -79,6 +79,8 @@ class Task:
     fullgraph: bool = False
     # K > 0: the free-threaded concurrency run with K threads (harness.threads)
     threads: int = 0
+    # Only the first N calls of harness.execute's call plan (None: all of it)
+    calls: int | None = None
 
 
 def short_path(path: str) -> str:
@@ -196,7 +198,7 @@ class Worker:
             protocol.send(self.proc.stdin, {
                 "op": "run", "id": request_id, "program": task.program.to_json(), "backend": task.backend,
                 "device": task.device, "fullgraph": task.fullgraph, "cpu_limit_s": cpu_limit_s,
-                "threads": task.threads,
+                "threads": task.threads, "calls": task.calls,
             })
             message = self._read(timeout_s)
         except (BrokenPipeError, OSError):

@@ -106,7 +106,7 @@ def _run_one(request: dict, name: str, workdir: str) -> dict:
         if request.get("threads"):
             outcome = threads.run_threaded(program, request["backend"], threads=int(request["threads"]), **options)
         else:
-            outcome = execute.run_program(program, request["backend"], **options)
+            outcome = execute.run_program(program, request["backend"], calls=request.get("calls"), **options)
     outcome.gil_enabled = sys._is_gil_enabled() if hasattr(sys, "_is_gil_enabled") else True
     return outcome.to_json()
 
