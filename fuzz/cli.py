@@ -230,6 +230,20 @@ def cmd_triage(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Compare two campaigns; exit 0 when nothing changed, 1 when something did."""
+    from fuzz import diff
+
+    result = diff.diff(diff.load(Path(args.old)), diff.load(Path(args.new)))
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    elif args.markdown:
+        sys.stdout.write(diff.render_markdown(result))
+    else:
+        print(diff.render_text(result))
+    return EXIT_FOUND if result.changed else EXIT_OK
+
+
 # ---------------------------------------------------------------- minimize
 
 def cmd_minimize(args: argparse.Namespace) -> int:
@@ -335,6 +349,14 @@ def build_parser() -> argparse.ArgumentParser:
     triage.add_argument("--bisect", action="store_true",
                         help="find the first --torch release where the behaviour changes, running as few as it can")
     triage.set_defaults(func=cmd_triage)
+
+    dif = sub.add_parser("diff", help="what changed between two campaigns (exit 1 when something did)")
+    dif.add_argument("old", help="the earlier campaign's folder (campaign.sqlite or summary.json)")
+    dif.add_argument("new", help="the later campaign's folder")
+    output = dif.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the diff as JSON")
+    output.add_argument("--markdown", action="store_true", help="print the diff as Markdown (a nightly post)")
+    dif.set_defaults(func=cmd_diff)
 
     mini = sub.add_parser("minimize", help="reduce a case, keeping its signature")
     common(mini)

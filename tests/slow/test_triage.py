@@ -1,0 +1,31 @@
+"""tcfuzz triage on known bugs with real workers (cheap backends, two interpreters)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fuzz import cli
+from tests.conftest import KNOWN_BUGS, require_env
+
+pytestmark = pytest.mark.slow
+
+COMPREHENSION = KNOWN_BUGS / "comprehension_graph_break_rebinds_loop_name.py"
+
+
+@pytest.mark.skipif(not COMPREHENSION.exists(), reason="../shared/known-bugs is not beside the checkout")
+def test_triage_names_a_bug_that_needs_312(tmp_path, capsys):
+    """The inlined-comprehension crash (PEP 709) reproduces on 3.12 and not on 3.11."""
+    for name in ("3.11", "3.12"):
+        require_env(name)
+    code = cli.main(["triage", str(COMPREHENSION), "--python", "3.11,3.12", "--backend", "eager",
+                     "--log-dir", str(tmp_path), "--json"])
+    assert code == cli.EXIT_OK
+    data = json.loads(capsys.readouterr().out)
+    assert data["pattern"] == "3.12+ only"
+    cells = {c["interpreter"]: c for c in data["cells"]}
+    assert cells["3.12"]["verdict"] == "crash" and cells["3.12"]["shows"]
+    assert cells["3.12"]["short_signature"].split(" / ")[1].startswith("SIGSEGV@")
+    assert cells["3.11"]["verdict"] == "match" and not cells["3.11"]["shows"]
+    assert cells["3.11"]["graph_breaks"] > 0  # the planted graph_break() calls
