@@ -10,10 +10,18 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import shutil
+import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 
 from fuzz.errors import HarnessError, UsageError
 
+# Seconds an interpreter may take to say its version (no torch import).
+PROBE_TIMEOUT_S = 30.0
+# Seconds an interpreter may take to import torch and ask CUDA for a GPU
+# (4-7 s alone, far more on a busy machine).
+CUDA_PROBE_TIMEOUT_S = 90.0
 # The interpreters of a default campaign, in ladder order.
 DEFAULT_PYTHONS: tuple[str, ...] = ("3.11", "3.12", "3.13", "3.13t")
 NAME = re.compile(r"^3\.(\d+)(t?)$")
@@ -35,14 +43,20 @@ class Interpreter:
 
     def environ(self) -> dict[str, str]:
         """The scrubbed environment a worker of this interpreter runs with."""
-        keep = ("PATH", "HOME", "LANG", "LC_ALL", "USER", "LOGNAME", "TERM", "SYSTEMROOT")
-        env = {k: v for k, v in os.environ.items() if k in keep or k.startswith(("TORCH", "TCFUZZ_"))}
+        keep = ("PATH", "HOME", "LANG", "LC_ALL", "USER", "LOGNAME", "TERM", "SYSTEMROOT", "LD_LIBRARY_PATH")
+        # CUDA_*, NVIDIA_* and TRITON_* say where the GPU, its driver and Triton's caches are
+        env = {k: v for k, v in os.environ.items()
+               if k in keep or k.startswith(("TORCH", "TCFUZZ_", "CUDA_", "NVIDIA_", "TRITON_"))}
         cache = Path(os.environ.get("TCFUZZ_CACHE", Path.home() / ".cache" / "tcfuzz"))
         # Inductor writes precompiled headers under $TMPDIR/torchinductor_$USER
         # whatever TORCHINDUCTOR_CACHE_DIR says: give each env its own of both.
         tmp = cache / "tmp" / self.name
         tmp.mkdir(parents=True, exist_ok=True)
         env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache / "inductor" / self.name))
+        # Inductor compiles in the worker itself: its pool of compile
+        # subprocesses costs memory per worker and, on a loaded machine, times
+        # out while starting (300 s), which would read as a compile error
+        env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
         env["TMPDIR"] = str(tmp)
         env["PYTHONPATH"] = str(ROOT)
         env["PYTHONHASHSEED"] = "0"
@@ -63,11 +77,11 @@ def resolve(spec: str) -> Interpreter:
     that fixes it, when the env is missing.
     """
     if os.sep in spec or spec.startswith("python"):
-        path = Path(spec).expanduser()
+        found = shutil.which(spec) if os.sep not in spec else None
+        path = Path(found or spec).expanduser().absolute()  # workers start in their log folder
         if not path.exists():
             raise HarnessError(f"interpreter {spec} does not exist: pass a name like 3.12 or the path of a python with torch")
-        match = re.search(r"python(3\.\d+t?)$", path.name)
-        name = match.group(1) if match else path.name
+        name = probe_name(path)
         extra = (("PYTHON_GIL", "0"),) if name.endswith("t") else ()
         return Interpreter(name=name, python=path, env=extra)
     if not NAME.match(spec):
@@ -89,3 +103,67 @@ def parse_list(value: str | None) -> list[Interpreter]:
     """Resolve a comma-separated ``--python`` value ("all" or None: the default four)."""
     names = list(DEFAULT_PYTHONS) if value in (None, "", "all") else [v.strip() for v in value.split(",") if v.strip()]
     return [resolve(n) for n in names]
+
+
+_PROBE_NAME = """
+import importlib.util, sys, sysconfig
+t = "t" if sysconfig.get_config_var("Py_GIL_DISABLED") else ""
+print(f"{sys.version_info[0]}.{sys.version_info[1]}{t}", importlib.util.find_spec("torch") is not None)
+"""
+
+
+def probe_name(python: Path) -> str:
+    """The name ("3.12", "3.13t") of the interpreter at ``python``, asked of it
+    (without importing torch). Raises HarnessError, naming the fix, if it does
+    not run or has no torch."""
+    try:
+        proc = subprocess.run([str(python), "-I", "-c", _PROBE_NAME], capture_output=True, text=True,
+                              timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise HarnessError(f"interpreter {python} does not run ({e}): pass a name like 3.12 or the path of a python") from None
+    fields = proc.stdout.split()
+    if proc.returncode != 0 or len(fields) != 2 or not NAME.match(fields[0]):
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise HarnessError(f"interpreter {python} is not a CPython 3.x that tcfuzz can use ({last})")
+    if fields[1] != "True":
+        raise HarnessError(f"interpreter {python} (Python {fields[0]}) has no torch: install torch into it "
+                           f"or pass a worker env name like {fields[0]}")
+    return fields[0]
+
+
+_PROBE_CUDA = """
+import torch
+print(torch.cuda.is_available(), torch.version.cuda or "none", torch.cuda.device_count())
+"""
+
+
+def cuda_problem(interpreter: Interpreter, *, timeout_s: float = CUDA_PROBE_TIMEOUT_S) -> str:
+    """Why ``interpreter`` cannot run programs on a GPU ("" if it can): it is
+    asked, in its worker environment, ``torch.cuda.is_available()``."""
+    try:
+        proc = subprocess.run([str(interpreter.python), "-c", _PROBE_CUDA], capture_output=True, text=True,
+                              timeout=timeout_s, env=interpreter.environ(), stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return f"Python {interpreter.name} ({interpreter.python}) did not answer within {timeout_s:.0f} s"
+    except OSError as e:
+        return f"Python {interpreter.name} ({interpreter.python}) does not run: {e}"
+    fields = proc.stdout.split()
+    if proc.returncode != 0 or len(fields) != 3:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"Python {interpreter.name} ({interpreter.python}) could not ask torch: {last}"
+    if fields[0] != "True":
+        build = "a CPU-only torch" if fields[1] == "none" else f"torch built for CUDA {fields[1]}"
+        return f"Python {interpreter.name} ({interpreter.python}, {build}) sees no GPU"
+    return ""
+
+
+def for_device(interpreters: Iterable[Interpreter], device: str) -> list[Interpreter]:
+    """The interpreters whose workers serve ``device``: for a GPU, workers get
+    ``TCFUZZ_DEVICE`` (harness.device: no address-space limit) and
+    ``CUDA_LAUNCH_BLOCKING=1``, so that a CUDA fault is raised at the launch of
+    the kernel that faulted and its signature names that kernel (the same
+    signature during fuzzing, minimisation and triage)."""
+    if device == "cpu":
+        return list(interpreters)
+    extra = (("TCFUZZ_DEVICE", device), ("CUDA_LAUNCH_BLOCKING", "1"))
+    return [dataclasses.replace(i, env=i.env + extra) for i in interpreters]

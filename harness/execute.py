@@ -88,19 +88,36 @@ def is_torch_error(exc: BaseException) -> bool:
     )
 
 
+# Packages of the compiler itself. A frame there says which part of the
+# compiler failed; a frame below it (torch/_prims_common, _refs, _decomp, ...)
+# only says which op's semantics raised, which differs between programs that
+# hit one compiler bug through different ops.
+COMPILER_PACKAGES = ("torch/_dynamo/", "torch/_inductor/", "torch/_functorch/", "torch/fx/")
+# Decorator frames that wrap everything (``torch._disable_dynamo``): never the place of a bug.
+WRAPPER_FRAMES = ("torch/_dynamo/eval_frame.py:_fn", "torch/_compile.py:inner", "torch/utils/_stats.py:wrapper")
+
+
 def innermost_torch_frame(exc: BaseException) -> str:
-    """``torch/<path>:<function>`` of the innermost torch frame of the deepest
-    exception in the cause chain (function, not line, so it survives edits)."""
+    """``torch/<path>:<function>`` of the innermost compiler frame
+    (COMPILER_PACKAGES) of the deepest exception in the cause chain, or of its
+    innermost torch frame where no compiler frame is on it (function, not
+    line, so it survives edits)."""
     chain = [exc]
     while (nxt := chain[-1].__cause__ or chain[-1].__context__) is not None and len(chain) < 10:
         chain.append(nxt)
+    fallback = ""
     for item in reversed(chain):
         frames = traceback.extract_tb(item.__traceback__)
         for frame in reversed(frames):
             path = frame.filename.replace(os.sep, "/")
             if "/torch/" in path:
-                return "torch/" + path.rsplit("/torch/", 1)[1] + ":" + frame.name
-    return ""
+                where = "torch/" + path.rsplit("/torch/", 1)[1] + ":" + frame.name
+                if where in WRAPPER_FRAMES:
+                    continue
+                if where.startswith(COMPILER_PACKAGES):
+                    return where
+                fallback = fallback or where
+    return fallback
 
 
 def root_error_type(exc: BaseException) -> str:
