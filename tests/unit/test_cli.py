@@ -37,9 +37,18 @@ def test_missing_interpreter_env_is_a_harness_failure(capsys, monkeypatch, tmp_p
     assert "no worker env for Python 3.12" in err and "scripts/provision.sh" in err and "\n" not in err
 
 
-def test_cuda_refused_for_now(capsys, tmp_path):
-    assert cli.main(["run", "--device", "cuda", "--programs", "1"]) == 2
-    assert "--device cuda" in capsys.readouterr().err
+def test_cuda_refused_where_no_interpreter_sees_a_gpu(capsys, monkeypatch, tmp_path):
+    from fuzz import interpreters
+
+    monkeypatch.setattr(interpreters, "cuda_problem", lambda i: f"Python {i.name} (/x/python) sees no GPU")
+    monkeypatch.setattr(interpreters, "parse_list", lambda v: [interpreters.Interpreter("3.12", tmp_path / "python")])
+    assert cli.main(["run", "--device", "cuda", "--programs", "1", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("tcfuzz: error: --device cuda: Python 3.12 (/x/python) sees no GPU") and "\n" not in err
+    assert "--device cpu" in err and "--python" in err  # the fixes
+    assert not (tmp_path / "out").exists()
+    assert cli.main(["run", "--device", "tpu", "--programs", "1"]) == 2
+    assert "Expected --device cpu or cuda but got --device tpu" in capsys.readouterr().err
 
 
 def test_crash_frame_prefers_torch_frames():
