@@ -57,9 +57,23 @@ def parse_backends(text: str | None) -> list[str]:
     return [b.strip() for b in text.split(",") if b.strip()]
 
 
-def check_device(device: str) -> None:
-    if device != "cpu":
-        raise UsageError(f"--device {device}: only cpu is supported so far (the GPU path is a later issue)")
+def check_device(device: str, interps: list[interpreters.Interpreter]) -> list[interpreters.Interpreter]:
+    """The interpreters set up to run on ``device`` (interpreters.for_device).
+    Raises UsageError, one line naming the problem and the fix, for an unknown
+    device or, for cuda, an interpreter whose torch sees no GPU (each is asked)."""
+    if device not in ("cpu", "cuda"):
+        raise UsageError(f"Expected --device cpu or cuda but got --device {device}")
+    interps = interpreters.for_device(interps, device)
+    if device == "cuda":
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=len(interps) or 1) as probes:
+            problems = [p for p in probes.map(interpreters.cuda_problem, interps) if p]
+        if problems:
+            raise UsageError(f"--device cuda: {'; '.join(problems)}. Run on a machine with an NVIDIA GPU "
+                             "(scripts/gpu-check.sh), pass --python the path of a python whose torch sees one, "
+                             "or use --device cpu")
+    return interps
 
 
 def load_case(path: str) -> tuple[Program, dict[str, Any]]:
@@ -78,14 +92,15 @@ def load_case(path: str) -> tuple[Program, dict[str, Any]]:
 def cmd_run(args: argparse.Namespace) -> int:
     from fuzz.campaign import Campaign, CampaignConfig
 
-    check_device(args.device)
+    args.device = args.device or "cpu"
+    interps = check_device(args.device, interpreters.parse_list(args.python))
     if args.programs is None and args.budget is None:
         args.budget = "10m"
     seed = args.seed if args.seed is not None else daily_seed()
     name = f"{datetime.datetime.now().strftime('%Y%m%d-%H%M%S')}-seed{seed}"
     out = Path(args.out) if args.out else Path("reports") / name
     config = CampaignConfig(
-        interpreters=interpreters.parse_list(args.python),
+        interpreters=interps,
         backends=parse_backends(args.backend),
         out_dir=out,
         corpus_dir=Path(args.corpus),
@@ -184,9 +199,9 @@ def pattern(outcomes: list[Outcome], interps: list[str], backends: list[str]) ->
 
 
 def cmd_repro(args: argparse.Namespace, *, triage: bool = False) -> int:
-    check_device(args.device)
     program, meta = load_case(args.case)
-    interps = interpreters.parse_list(args.python)
+    args.device = args.device or meta.get("device", "cpu")  # a case found on cuda runs there
+    interps = check_device(args.device, interpreters.parse_list(args.python))
     backends = parse_backends(args.backend or (None if triage else meta.get("backend")))
     names = [i.name for i in interps]
     outcomes = _run_matrix(program, interps, backends, fullgraph=args.fullgraph, device=args.device,
@@ -211,14 +226,15 @@ def cmd_triage(args: argparse.Namespace) -> int:
     """The interpreter x backend (x torch release) matrix of one case; exit 0."""
     from fuzz import triage, torch_envs
 
-    check_device(args.device)
     if args.bisect and not args.torch:
         raise UsageError("--bisect searches torch releases: pass them too, e.g. --torch 2.10.0,2.11.0,2.12.0")
     program, meta = load_case(args.case)
+    args.device = args.device or meta.get("device", "cpu")  # a case found on cuda runs there
+    interps = check_device(args.device, interpreters.parse_list(args.python))
     releases = torch_envs.parse_releases(args.torch) if args.torch else []
     run = triage.pool_runner(program, device=args.device, fullgraph=args.fullgraph, log_dir=Path(args.log_dir))
     result = triage.triage(
-        args.case, run, interpreters.parse_list(args.python), parse_backends(args.backend),
+        args.case, run, interps, parse_backends(args.backend),
         target=triage.target_of(meta), releases=releases, bisect=args.bisect,
         env_for=lambda interp, release: torch_envs.ensure_env(interp, release, index_url=args.index_url))
     if args.json:
@@ -251,12 +267,13 @@ def cmd_minimize(args: argparse.Namespace) -> int:
     from fuzz.workers import Task, WorkerPool
 
     program, meta = load_case(args.case)
-    interps = interpreters.parse_list(args.python)
+    device = args.device or meta.get("device", "cpu")
+    interps = check_device(device, interpreters.parse_list(args.python))
     names = [i.name for i in interps]
     backends = parse_backends(args.backend or meta.get("backend"))
     with WorkerPool(interps, jobs=1, log_dir=Path(args.log_dir)) as pool:
         pool.start()
-        outcomes = pool.run_all(Task(program, n, b, "cpu", args.fullgraph) for n in names for b in backends)
+        outcomes = pool.run_all(Task(program, n, b, device, args.fullgraph) for n in names for b in backends)
         found = findings(outcomes)
         target = None
         if "signature" in meta:
@@ -268,7 +285,8 @@ def cmd_minimize(args: argparse.Namespace) -> int:
             print(f"could not minimise {args.case}: it shows no divergence, crash or graph break here", file=sys.stderr)
             return EXIT_FOUND
         print(f"minimising for {target.signature.describe()} [{target.backend}]", file=sys.stderr)
-        check = SignatureCheck(pool, program, target.signature, target.backend, names, fullgraph=args.fullgraph)
+        check = SignatureCheck(pool, program, target.signature, target.backend, names, fullgraph=args.fullgraph,
+                               device=device)
         try:
             result = minimize_source(program.source, check, budget_s=parse_duration_s(args.budget),
                                      progress=lambda lines, checks: print(f"  {lines} lines after {checks} checks",
@@ -276,7 +294,8 @@ def cmd_minimize(args: argparse.Namespace) -> int:
         except CouldNotMinimize as e:
             print(f"could not minimise {args.case}: {e}", file=sys.stderr)
             return EXIT_FOUND
-    text = corpus.render_case(program.with_source(result.source), target.signature, backend=target.backend)
+    text = corpus.render_case(program.with_source(result.source), target.signature, backend=target.backend,
+                              device=device)
     if args.output:
         Path(args.output).write_text(text)
     else:
@@ -315,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--python", help="interpreters: 3.11,3.12,3.13,3.13t (default all four) or paths")
         p.add_argument("--backend", help=f"backends, comma-separated (default {DEFAULT_BACKENDS})")
-        p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+        p.add_argument("--device", help="cpu (default; for a case, the device it was found on) or cuda")
         p.add_argument("--fullgraph", action="store_true", help="compile with fullgraph=True")
         p.add_argument("--log-dir", default="reports/logs", help="where worker logs go")
 
