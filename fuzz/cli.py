@@ -89,9 +89,34 @@ def load_case(path: str) -> tuple[Program, dict[str, Any]]:
 
 # ---------------------------------------------------------------- run
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from fuzz.campaign import Campaign, CampaignConfig
+def _resumed_config(args: argparse.Namespace) -> Any:
+    """The config of the campaign in ``--resume DIR`` (its meta); --programs
+    and --budget given now extend it."""
+    from fuzz.campaign import CampaignConfig
+    from fuzz.database import CampaignDB
 
+    path = Path(args.resume) / "campaign.sqlite"
+    if not path.exists():
+        raise UsageError(f"--resume {args.resume}: no campaign.sqlite there; pass the --out folder of a tcfuzz run")
+    db = CampaignDB(path)
+    meta = db.meta().get("config", {})
+    db.close()
+    config = CampaignConfig.from_meta(meta, Path(args.resume))
+    if args.programs is not None:
+        config.programs = args.programs
+    if args.budget:
+        config.budget_s = parse_duration_s(args.budget)
+    return config
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from fuzz.campaign import Campaign, CampaignConfig, parse_share
+
+    if args.resume:
+        config = _resumed_config(args)
+        with _progress_display() as show:
+            result = Campaign(config, on_progress=show).run()
+        return _print_run(result, config.name, config.out_dir)
     args.device = args.device or "cpu"
     interps = check_device(args.device, interpreters.parse_list(args.python))
     if args.programs is None and args.budget is None:
@@ -113,9 +138,31 @@ def cmd_run(args: argparse.Namespace) -> int:
         shard=parse_shard(args.shard) if args.shard else (0, 1),
         minimise=not args.no_minimize,
         name=name,
+        share=parse_share(args.share),
+        threads=check_threads(args.threads, interps),
+        worker_rss_mib=args.worker_rss_mib,
     )
+    if args.no_feedback:
+        config.feedback = False
     with _progress_display() as show:
         result = Campaign(config, on_progress=show).run()
+    return _print_run(result, name, out)
+
+
+def check_threads(threads: int, interps: list[interpreters.Interpreter]) -> int:
+    """``--threads K``: K >= 2, and only with a free-threaded interpreter (the
+    concurrency runs happen there; the others run as usual). Raises UsageError."""
+    if not threads:
+        return 0
+    if threads < 2:
+        raise UsageError(f"Expected --threads of at least 2 but got --threads {threads}")
+    if not any(i.free_threaded for i in interps):
+        raise UsageError(f"--threads {threads} needs a free-threaded interpreter with the GIL off: "
+                         "add 3.13t to --python (the concurrency oracle runs only there)")
+    return threads
+
+
+def _print_run(result: Any, name: str, out: Path) -> int:
     s = result.summary
     print(f"campaign {name}: {s['programs']} programs, {s['runs']} runs in {s['elapsed_s']:.0f} s "
           f"({s['programs_per_s']:.3f} programs/s)")
@@ -161,11 +208,13 @@ class _progress_display:
 # ---------------------------------------------------------------- repro / triage
 
 def _run_matrix(program: Program, interps: list[interpreters.Interpreter], backends: list[str], *,
-                fullgraph: bool, device: str, log_dir: Path) -> list[Outcome]:
+                fullgraph: bool, device: str, log_dir: Path, infos: dict[str, Any] | None = None) -> list[Outcome]:
     from fuzz.workers import Task, WorkerPool
 
     with WorkerPool(interps, jobs=1, log_dir=log_dir) as pool:
-        pool.start()
+        started = pool.start()
+        if infos is not None:  # the interpreters' versions, for --markdown
+            infos.update(started)
         return pool.run_all(Task(program, i.name, b, device, fullgraph) for i in interps for b in backends)
 
 
@@ -201,25 +250,85 @@ def pattern(outcomes: list[Outcome], interps: list[str], backends: list[str]) ->
 def cmd_repro(args: argparse.Namespace, *, triage: bool = False) -> int:
     program, meta = load_case(args.case)
     args.device = args.device or meta.get("device", "cpu")  # a case found on cuda runs there
+    args.fullgraph = args.fullgraph or bool(meta.get("fullgraph", False))
     interps = check_device(args.device, interpreters.parse_list(args.python))
     backends = parse_backends(args.backend or (None if triage else meta.get("backend")))
+    if getattr(args, "bisect", False):  # Inductor-only needs the rungs below it too
+        backends += [b for b in ("aot_eager", "inductor") if b not in backends]
     names = [i.name for i in interps]
+    infos: dict[str, Any] = {}
     outcomes = _run_matrix(program, interps, backends, fullgraph=args.fullgraph, device=args.device,
-                           log_dir=Path(args.log_dir))
+                           log_dir=Path(args.log_dir), infos=infos)
+    blamed = _bisect(args, program, interps, outcomes) if getattr(args, "bisect", False) else None
     if getattr(args, "json", False):
         print(json.dumps({"case": args.case, "pattern": pattern(outcomes, names, backends),
-                          "outcomes": [o.to_json() for o in outcomes]}, indent=2))
+                          "outcomes": [o.to_json() for o in outcomes], "bisect": blamed}, indent=2))
+    elif getattr(args, "markdown", False):
+        from fuzz import issue
+
+        sys.stdout.write(issue.render_markdown(args.case, Path(args.case).read_text(), meta, outcomes, infos))
     else:
         print(_table(outcomes, names, backends))
         print(f"\npattern: {pattern(outcomes, names, backends)}")
         for f in findings(outcomes):
-            print(f"  {f.signature.describe()}  [{f.backend}] id {f.signature.id}")
+            sig = f.signature.with_features(program.source)  # a case is minimised: its features name the bug
+            print(f"  {sig.describe()}  [{f.backend}] id {sig.id}")
         for o in outcomes:
             if o.verdict is Verdict.CRASH:
                 print(f"\n{o.interpreter}/{o.backend}: {o.error_type} at {o.torch_frame or '?'} (phase {o.aspect})")
+        if blamed is not None:
+            from fuzz import inductor_bisect
+
+            print(f"\n{blamed['interpreter']}: {inductor_bisect.describe(blamed)}" if blamed.get("interpreter")
+                  else "\n--bisect: no Inductor-only finding to bisect (a lower backend shows it, or nothing does)")
+    if getattr(args, "save", None):
+        _save_findings(args, program, interps, outcomes)
     if triage:
         return EXIT_OK
     return EXIT_FOUND if any(o.verdict.is_bug for o in outcomes) else EXIT_OK
+
+
+def _save_findings(args: argparse.Namespace, program: Program, interps: list[interpreters.Interpreter],
+                   outcomes: list[Outcome]) -> None:
+    """File each bug the case shows into the corpus as it is (no reduction),
+    once ``python CASE`` confirms it on the signature's interpreters: how
+    public reports (../shared/known-bugs) become seed cases."""
+    for f in findings(outcomes):
+        if f.signature.kind.startswith("graph-break"):
+            continue
+        sig = f.signature.with_features(program.source)
+        text = corpus.render_case(program, sig, backend=f.backend, device=args.device, fullgraph=args.fullgraph)
+        codes = corpus.run_standalone(text, [i for i in interps if i.name in sig.interpreters])
+        if all(code != 0 for code in codes.values()):
+            path = corpus.write_case(corpus.case_path(Path(args.save), sig), text)
+            print(f"saved {path}")
+        else:
+            print(f"not saved: python CASE does not reproduce {sig.id} everywhere (exit codes {codes})",
+                  file=sys.stderr)
+
+
+def _bisect(args: argparse.Namespace, program: Program, interps: list[interpreters.Interpreter],
+            outcomes: list[Outcome]) -> dict[str, Any]:
+    """CompilerBisector's verdict on the first interpreter where the case is
+    Inductor-only ({} when there is none); recorded in a corpus case's table."""
+    from fuzz import inductor_bisect
+
+    where = inductor_bisect.inductor_only(outcomes)
+    if not where:
+        return {}
+    interp = next(i for i in interps if i.name == where[0])
+    print(f"bisecting on {interp.name} with CompilerBisector (minutes)...", file=sys.stderr)
+    blamed = {"interpreter": interp.name, **inductor_bisect.bisect(program, interp, device=args.device)}
+    if args.case.endswith(".py") and "signature" in load_case(args.case)[1]:
+        from harness import casefile
+
+        path = Path(args.case)
+        with casefile.locked(path):
+            text = path.read_text()
+            table = casefile.read_table(text)
+            table["bisect"] = {k: v for k, v in blamed.items() if v is not None and k != "debug_info"}
+            casefile.atomic_write(path, casefile.replace_table(text, table))
+    return blamed
 
 
 def cmd_triage(args: argparse.Namespace) -> int:
@@ -230,6 +339,7 @@ def cmd_triage(args: argparse.Namespace) -> int:
         raise UsageError("--bisect searches torch releases: pass them too, e.g. --torch 2.10.0,2.11.0,2.12.0")
     program, meta = load_case(args.case)
     args.device = args.device or meta.get("device", "cpu")  # a case found on cuda runs there
+    args.fullgraph = args.fullgraph or bool(meta.get("fullgraph", False))
     interps = check_device(args.device, interpreters.parse_list(args.python))
     releases = torch_envs.parse_releases(args.torch) if args.torch else []
     run = triage.pool_runner(program, device=args.device, fullgraph=args.fullgraph, log_dir=Path(args.log_dir))
@@ -271,7 +381,7 @@ def cmd_minimize(args: argparse.Namespace) -> int:
     interps = check_device(device, interpreters.parse_list(args.python))
     names = [i.name for i in interps]
     backends = parse_backends(args.backend or meta.get("backend"))
-    with WorkerPool(interps, jobs=1, log_dir=Path(args.log_dir)) as pool:
+    with WorkerPool(interps, jobs=args.jobs, log_dir=Path(args.log_dir)) as pool:
         pool.start()
         outcomes = pool.run_all(Task(program, n, b, device, args.fullgraph) for n in names for b in backends)
         found = findings(outcomes)
@@ -288,14 +398,14 @@ def cmd_minimize(args: argparse.Namespace) -> int:
         check = SignatureCheck(pool, program, target.signature, target.backend, names, fullgraph=args.fullgraph,
                                device=device)
         try:
-            result = minimize_source(program.source, check, budget_s=parse_duration_s(args.budget),
-                                     progress=lambda lines, checks: print(f"  {lines} lines after {checks} checks",
-                                                                          file=sys.stderr))
+            result = minimize_source(program.source, check, budget_s=parse_duration_s(args.budget), program=program,
+                                     jobs=args.jobs,
+                                     progress=lambda message: print(f"  {message}", file=sys.stderr))
         except CouldNotMinimize as e:
             print(f"could not minimise {args.case}: {e}", file=sys.stderr)
             return EXIT_FOUND
-    text = corpus.render_case(program.with_source(result.source), target.signature, backend=target.backend,
-                              device=device)
+    text = corpus.render_case(program.with_source(result.source), target.signature.with_features(result.source),
+                              backend=target.backend, device=device)
     if args.output:
         Path(args.output).write_text(text)
     else:
@@ -306,6 +416,16 @@ def cmd_minimize(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- report
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from fuzz.merge import merge
+
+    summary = merge([Path(d) for d in args.dirs], Path(args.output))
+    print(f"merged {len(args.dirs)} shards: {summary['programs']} programs, {summary['runs']} runs, "
+          f"{len(summary['buckets'])} buckets ({summary['new_signatures']} new)")
+    print(f"report: {Path(args.output) / 'index.html'}")
+    return EXIT_OK
+
 
 def cmd_report(args: argparse.Namespace) -> int:
     from fuzz.campaign import build_summary, write_reports
@@ -341,19 +461,35 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="a fuzzing campaign")
     common(run)
     run.add_argument("--budget", help="time budget, e.g. 10m (default 10m unless --programs)")
-    run.add_argument("--programs", type=int, help="stop after N programs")
+    run.add_argument("--programs", type=int, help="run the first N seeds (with --shard: this shard's part of them)")
     run.add_argument("--seed", type=int, help="first seed (default: one per UTC day, the same for every shard)")
     run.add_argument("--jobs", type=int, default=1, help="workers per interpreter (default 1)")
     run.add_argument("--shard", help="I/N: run the I-th of N shards of the seed space")
     run.add_argument("--out", help="report folder (default reports/<campaign>)")
     run.add_argument("--corpus", default="corpus", help="corpus folder (default ./corpus)")
-    run.add_argument("--no-minimize", action="store_true", help="bucket only; file nothing")
+    run.add_argument("--no-minimize", "--no-minimise", dest="no_minimize", action="store_true",
+                     help="bucket only; file nothing")
+    run.add_argument("--resume", metavar="DIR",
+                     help="continue the campaign in DIR (after a kill): its config, the next unfinished program")
+    run.add_argument("--share", help="share of programs on the slower backends, e.g. aot_eager=0.5,inductor=0.25 "
+                                     "(default 1: all; the lowest backend always runs; chosen by seed)")
+    run.add_argument("--threads", type=int, default=0,
+                     help="K: also call each compiled function from K threads at once (free-threaded 3.13t only)")
+    run.add_argument("--worker-rss-mib", type=float, default=6144,
+                     help="replace a worker whose resident memory after a program exceeds this (default 6144)")
+    run.add_argument("--no-feedback", action="store_true",
+                     help="programs a function of the seed alone (shards then merge into exactly one run's buckets)")
     run.set_defaults(func=cmd_run)
 
     repro = sub.add_parser("repro", help="run one case on every interpreter x backend")
     common(repro)
     repro.add_argument("case")
     repro.add_argument("--json", action="store_true")
+    repro.add_argument("--markdown", action="store_true", help="print a block ready to paste into a PyTorch issue")
+    repro.add_argument("--save", metavar="CORPUS",
+                       help="file each bug the case shows into this corpus folder as a seed case, unreduced")
+    repro.add_argument("--bisect", action="store_true",
+                       help="for an Inductor-only finding, run torch's CompilerBisector and record what it blames")
     repro.set_defaults(func=cmd_repro)
 
     triage = sub.add_parser("triage", help="the interpreter x backend (x torch release) matrix of one case")
@@ -382,12 +518,46 @@ def build_parser() -> argparse.ArgumentParser:
     mini.add_argument("case")
     mini.add_argument("-o", "--output", help="write the minimised case here (default: stdout)")
     mini.add_argument("--budget", default="5m", help="time budget (default 5m)")
+    mini.add_argument("--jobs", type=int, default=1, help="workers per interpreter: candidates checked in parallel")
     mini.set_defaults(func=cmd_minimize)
+
+    mrg = sub.add_parser("merge", help="merge shard campaigns (tcfuzz run --shard I/N) into one report")
+    mrg.add_argument("dirs", nargs="+", metavar="DIR", help="the shards' --out folders")
+    mrg.add_argument("-o", "--output", required=True, help="folder for the merged campaign and its report")
+    mrg.set_defaults(func=cmd_merge)
 
     rep = sub.add_parser("report", help="rebuild a campaign's report from its database")
     rep.add_argument("dir")
     rep.set_defaults(func=cmd_report)
+
+    cov = sub.add_parser("coverage", help="opcodes and torch/_dynamo lines a generator's programs reach")
+    cov.add_argument("--programs", type=int, default=500, help="programs to draw (default 500)")
+    cov.add_argument("--python", help="interpreters: 3.11,3.12,3.13,3.13t (default all four) or paths")
+    cov.add_argument("--generator", default="ours", help="ours (default), hypothesmith or mutation")
+    cov.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    cov.add_argument("--no-lines", action="store_true", help="opcodes only: skip running the programs")
+    cov.add_argument("--json", action="store_true", help="print JSON: {interpreters: {name: {...}}}")
+    cov.set_defaults(func=cmd_coverage)
     return parser
+
+
+# ---------------------------------------------------------------- coverage
+
+def cmd_coverage(args: argparse.Namespace) -> int:
+    from fuzz import coverage
+    from fuzz.sources import SOURCES
+
+    if args.generator not in SOURCES:
+        raise UsageError(f"Expected --generator to be one of {', '.join(SOURCES)} but got --generator {args.generator}")
+    if args.programs < 1:
+        raise UsageError(f"Expected --programs to be at least 1 but got --programs {args.programs}")
+    measured = coverage.measure(interpreters.parse_list(args.python), programs=args.programs,
+                                generator=args.generator, seed=args.seed, lines=not args.no_lines)
+    if args.json:
+        print(json.dumps(coverage.as_json(measured)))
+    else:
+        print(coverage.render_table(measured, args.generator))
+    return EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,6 @@
 """Real, public torch.compile bugs (../shared/known-bugs) are flagged by the
-harness where they reproduce with torch 2.12.0."""
+harness where they reproduce with torch 2.12.0, each in a bucket of its own,
+and each is in corpus/ as a seed case."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import ast
 import pytest
 
 from harness.program import Program
-from fuzz import interpreters
+from fuzz import corpus, interpreters
+from fuzz.signature import Signature, findings
 from fuzz.workers import Task, WorkerPool
-from tests.conftest import KNOWN_BUGS, env_python
+from tests.conftest import KNOWN_BUGS, ROOT, env_python
 
 pytestmark = pytest.mark.slow
 
@@ -24,18 +26,49 @@ def expectation(path) -> dict:
     raise AssertionError(f"{path} has no EXPECT dict")
 
 
+@pytest.fixture(scope="module")
+def flagged(tmp_path_factory) -> dict:
+    """Outcome and signature (with features) of each known bug, run on the
+    first interpreter where it reproduces (one interpreter keeps this short)."""
+    tasks, names = [], set()
+    for path in CASES:
+        expect = expectation(path)
+        name = next((n for n in expect["reproduces_on"] if env_python(n).exists()), None)
+        if name is not None:
+            names.add(name)
+            tasks.append((path, Task(Program.from_file(path), name, expect["backend"], fullgraph=expect["fullgraph"])))
+    if not tasks:
+        pytest.skip("no worker env for the known bugs: run scripts/provision.sh")
+    with WorkerPool([interpreters.resolve(n) for n in sorted(names)], log_dir=tmp_path_factory.mktemp("logs")) as pool:
+        pool.start()
+        outcomes = pool.run_all([task for _, task in tasks])
+    result = {}
+    for (path, task), outcome in zip(tasks, outcomes):
+        bugs = [f.signature.with_features(task.program.source) for f in findings([outcome])
+                if not f.signature.kind.startswith("graph-break")]
+        result[path.stem] = (outcome, bugs)
+    return result
+
+
 @pytest.mark.skipif(not CASES, reason="../shared/known-bugs is not beside the checkout")
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
-def test_known_bug_is_flagged(path, tmp_path):
+def test_known_bug_is_flagged(path, flagged):
     expect = expectation(path)
-    # one interpreter per case keeps the suite short; the first where it reproduces
-    name = next((n for n in expect["reproduces_on"] if env_python(n).exists()), None)
-    if name is None:
-        pytest.skip(f"no worker env for any of {expect['reproduces_on']}: run scripts/provision.sh")
-    with WorkerPool([interpreters.resolve(name)], log_dir=tmp_path) as pool:
-        pool.start()
-        [outcome] = pool.run_all([Task(Program.from_file(path), name, expect["backend"],
-                                       fullgraph=expect["fullgraph"])])
-    assert outcome.verdict.is_bug, (expect["symptom"], outcome)
+    outcome, bugs = flagged[path.stem]
+    assert outcome.verdict.is_bug and len(bugs) == 1, (expect["symptom"], outcome)
     if expect["symptom"] == "segfault":
         assert outcome.verdict.value == "crash"
+
+
+@pytest.mark.skipif(not CASES, reason="../shared/known-bugs is not beside the checkout")
+def test_each_known_bug_has_a_bucket_of_its_own_and_a_seed_case_in_the_corpus(flagged):
+    keys = {stem: (bugs[0].kind, bugs[0].stage, bugs[0].detail) for stem, (_, bugs) in flagged.items()}
+    assert len(set(keys.values())) == len(keys), keys
+    in_corpus = []
+    for path in corpus.list_cases(ROOT / "corpus"):
+        sig = Signature.parse(corpus.read_case(path)[1]["signature"])
+        in_corpus.append((sig.kind, sig.stage, sig.detail, sig.interpreters))
+    for stem, (outcome, bugs) in flagged.items():
+        sig = bugs[0]
+        assert any((k, st, d) == (sig.kind, sig.stage, sig.detail) and outcome.interpreter in i
+                   for k, st, d, i in in_corpus), f"{stem}: no corpus case with {sig.key}"

@@ -1,0 +1,86 @@
+"""Measure the oracle's false-alarm rate from a campaign run with backends
+that cannot be wrong about the program's semantics.
+
+    tcfuzz run --python 3.11,3.12,3.13,3.13t --backend tcfuzz_identity,tcfuzz_force_eager \\
+        --programs 2000 --seed 7000 --no-minimize --out reports/false-alarms
+    python benchmarks/false_alarms.py reports/false-alarms [--corpus corpus]
+
+Under ``tcfuzz_force_eager`` (``torch.compiler.set_stance("force_eager")``) the
+compiled function runs its original bytecode, so every non-match verdict is a
+false alarm of the oracle. Under ``tcfuzz_identity`` Dynamo traces the program
+and runs the FX graph it captured unchanged, so a non-match is either a real
+Dynamo bug or a false alarm: it is counted as explained when a corpus case has
+the same cause (kind and detail) on a superset of its interpreters, and as
+unexplained (a false alarm until someone shows otherwise) otherwise. Prints a
+table per interpreter x backend and the false-alarm rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.outcome import Outcome  # noqa: E402
+from fuzz import corpus  # noqa: E402
+from fuzz.signature import Signature, causes, interpreter_order  # noqa: E402
+
+SEMANTICS_PRESERVING = ("tcfuzz_force_eager",)
+
+
+def known_causes(corpus_dir: Path) -> list[Signature]:
+    found = []
+    for path in corpus.list_cases(corpus_dir):
+        try:
+            found.append(Signature.parse(corpus.read_case(path)[1]["signature"]))
+        except Exception as e:
+            print(f"skipping {path}: {e}", file=sys.stderr)
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("campaign", type=Path, help="campaign folder (holds campaign.sqlite)")
+    parser.add_argument("--corpus", type=Path, default=ROOT / "corpus")
+    args = parser.parse_args()
+    db = sqlite3.connect(args.campaign / "campaign.sqlite")
+    import json
+
+    outcomes = [Outcome.from_json(json.loads(r[0])) for r in db.execute("SELECT outcome FROM runs")]
+    known = known_causes(args.corpus)
+    runs: Counter = Counter()
+    alarms: Counter = Counter()
+    explained: Counter = Counter()
+    unexplained: list[str] = []
+    for o in outcomes:
+        cell = (o.interpreter, o.backend)
+        runs[cell] += 1
+        if not o.verdict.is_bug:
+            continue
+        alarms[cell] += 1
+        bug = next(c for c in causes(o) if c[0] != "graph-break")
+        if o.backend not in SEMANTICS_PRESERVING and any(
+                s.cause == bug and o.interpreter in s.interpreters for s in known):
+            explained[cell] += 1
+        else:
+            unexplained.append(f"{o.program_id} {o.interpreter} {o.backend}: {bug[0]} {bug[1]}")
+    programs = db.execute("SELECT COUNT(*) FROM programs WHERE done = 1").fetchone()[0]
+    print(f"{programs} programs, {len(outcomes)} runs ({args.campaign})\n")
+    print(f"{'python':7} {'backend':20} {'runs':>6} {'bug verdicts':>13} {'known bugs':>11} {'false alarms':>13}")
+    for cell in sorted(runs, key=lambda c: (interpreter_order(c[0]), c[1])):
+        print(f"{cell[0]:7} {cell[1]:20} {runs[cell]:6} {alarms[cell]:13} {explained[cell]:11} "
+              f"{alarms[cell] - explained[cell]:13}")
+    total = sum(runs.values())
+    print(f"\nfalse alarms: {len(unexplained)} of {total} runs ({len(unexplained) / max(total, 1):.4%})")
+    for line in unexplained[:20]:
+        print("  " + line)
+    return 0 if not unexplained else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
