@@ -65,6 +65,13 @@ def test_segfault_is_a_crash_and_the_worker_is_replaced(worker):
     assert run(worker, "    return x * 2\n").verdict is Verdict.MATCH  # a fresh worker took over
 
 
+def test_abort_is_a_crash_with_its_stack(worker):
+    o = run(worker, "    os.abort()\n")
+    assert o.verdict is Verdict.CRASH and o.error_type == "SIGABRT", o
+    assert "in f" in o.detail  # faulthandler's traceback, kept for the signature
+    assert run(worker, "    return x\n").verdict is Verdict.MATCH
+
+
 def test_os_exit_is_a_crash(worker):
     o = run(worker, "    os._exit(7)\n")
     assert o.verdict is Verdict.CRASH and o.error_type == "exit 7"
