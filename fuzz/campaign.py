@@ -85,6 +85,8 @@ class CampaignConfig:
     threads: int = 0
     # Resident MiB after a program above which a worker is replaced.
     worker_rss_mib: float = RSS_LIMIT_MIB
+    # Continue the campaign already in out_dir (tcfuzz run --resume).
+    resume: bool = False
 
     def seeds(self) -> Any:
         """Seeds of this shard, in order: seed + index, index = shard, shard + count, ..."""
@@ -210,6 +212,10 @@ class Campaign:
         self.resume_queue: list[tuple[int, Program]] = []
         self.started_at = datetime.datetime.now(datetime.timezone.utc)
         if self.db.meta().get("config"):
+            if not config.resume:
+                self.db.close()
+                raise UsageError(f"{config.out_dir} already holds a campaign: continue it with "
+                                 f"tcfuzz run --resume {config.out_dir}, or pass a new --out")
             self._load_progress()
         self.scheduler = FeatureScheduler()
         self.donors = load_donors(config.corpus_dir)

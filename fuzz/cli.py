@@ -102,6 +102,7 @@ def _resumed_config(args: argparse.Namespace) -> Any:
     meta = db.meta().get("config", {})
     db.close()
     config = CampaignConfig.from_meta(meta, Path(args.resume))
+    config.resume = True
     if args.programs is not None:
         config.programs = args.programs
     if args.budget:
