@@ -121,8 +121,14 @@ def innermost_torch_frame(exc: BaseException) -> str:
 
 
 def root_error_type(exc: BaseException) -> str:
-    """``Outer(Inner)`` for a wrapped error such as BackendCompilerFailed, else the type."""
+    """``Outer(Inner)`` for a wrapped error such as BackendCompilerFailed,
+    ``Unsupported[gb_type]`` for a graph break under ``fullgraph=True`` (its
+    frame is always Dynamo's ``unimplemented``: the ``gb_type`` tells the
+    breaks apart), else the type."""
     outer = type(exc).__name__
+    gb_type = getattr(exc, "gb_type", None)
+    if isinstance(gb_type, str) and gb_type:
+        return f"{outer}[{gb_type}]"
     inner = getattr(exc, "inner_exception", None) or exc.__cause__
     return f"{outer}({type(inner).__name__})" if inner is not None and type(inner) is not type(exc) else outer
 
