@@ -49,11 +49,17 @@ def install() -> None:
         _installed = True
         return
 
-    def log_graph_break(self: Any, code_options: Any, reason: str, exc: Any) -> Any:
+    def log_graph_break(self: Any, code_options: Any, reason: str = "", *args: Any, **kwargs: Any) -> Any:
+        # torch >= 2.11 passes the Unsupported exception (exc=); 2.10 and
+        # earlier pass the user stack (user_stack=) and only the reason text.
+        exc = kwargs.get("exc", args[0] if args else None)
+        if not isinstance(exc, BaseException):
+            exc = None
         if _active is not None and not getattr(exc, "logged", False):
-            stack = getattr(exc, "real_stack", None) or []
+            stack = (getattr(exc, "real_stack", None) if exc is not None
+                     else kwargs.get("user_stack", args[0] if args else None)) or []
             frame = stack[-1] if stack else None
-            msg = getattr(exc, "msg", str(exc))
+            msg = getattr(exc, "msg", str(exc)) if exc is not None else reason
             _active.append(
                 GraphBreak(
                     gb_type=getattr(exc, "gb_type", "") or _first_line(msg),
@@ -62,7 +68,7 @@ def install() -> None:
                     lineno=getattr(frame, "lineno", 0) or 0,
                 )
             )
-        return original(self, code_options, reason, exc)
+        return original(self, code_options, reason, *args, **kwargs)
 
     cls.log_graph_break = log_graph_break
     _installed = True
