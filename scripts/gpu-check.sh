@@ -16,12 +16,13 @@
 #   scripts/gpu-check.sh --dry-run [--python PATH]    # here, without a GPU
 #   scripts/gpu-check.sh --prepare-wheels             # here, with PyPI
 #
-# --dry-run checks everything but the CUDA calls, on the CPU: the interpreter
-# and the wheels, tests/unit/test_device.py, that the GPU tests skip with a
-# reason, that `tcfuzz run --device cuda` is refused with a one-line error,
-# that a simulated CUDA fault (backend tcfuzz_cuda_fault) is a crash, and
-# both campaigns with --device cpu, the eager backend and a few programs each
-# (default python: the 3.12 worker env). It takes 3-5 minutes.
+# --dry-run checks everything but the CUDA calls, on the CPU and all at once:
+# the interpreter and the wheels, that the GPU tests skip with a reason, that
+# `tcfuzz run --device cuda` is refused with a one-line error, that a
+# simulated CUDA fault (backend tcfuzz_cuda_fault) is a crash and the worker
+# is replaced, and both campaigns with --device cpu, the eager backend and a
+# few programs each (default python: the 3.12 worker env). It takes 1-2
+# minutes on a quiet 2-core machine, 4-5 on a busy one.
 #
 # Wheels: a machine without network (the lent GPU machine has torch 2.11,
 # triton 3.6, rich and pytest, but not pysource-minimize or hypothesmith, and
@@ -114,7 +115,8 @@ if compgen -G ".whl/*.whl" >/dev/null; then
     "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$WORK/site" \
       .whl/*.whl || fail "the wheels in .whl/ do not install into $PYTHON: make them again with --prepare-wheels"
   else  # an env without pip (uv's): a wheel unpacked is an installed package as far as imports go
-    for wheel in .whl/*.whl; do "$PYTHON" -m zipfile -e "$wheel" "$WORK/site"; done
+    "$PYTHON" -c 'import sys, zipfile; [zipfile.ZipFile(w).extractall(sys.argv[1]) for w in sys.argv[2:]]' \
+      "$WORK/site" .whl/*.whl
   fi
   export PYTHONPATH=$WORK/site:$ROOT
 elif [ -x .venv/bin/python ]; then
@@ -129,42 +131,41 @@ fi
 export TCFUZZ_GPU_PYTHON=$PYTHON
 tcfuzz() { "$HOST" -m fuzz.cli "$@"; }
 
-# 2. Tests.
-if [ $DRY_RUN = 1 ]; then
-  step "unit tests of the device path"
-  "$HOST" -m pytest -q -p no:cacheprovider tests/unit/test_device.py || fail "tests/unit/test_device.py"
-fi
-step "GPU tests (pytest -m gpu tests/gpu)"
-set +e
-"$HOST" -m pytest -m gpu -rs -q -p no:cacheprovider tests/gpu 2>&1 | tee "$OUT/gpu-tests.log"
-status=${PIPESTATUS[0]}
-set -e
-[ "$status" = 0 ] || fail "GPU tests (log: $OUT/gpu-tests.log)"
-if [ $DRY_RUN = 1 ]; then
-  grep -q "SKIPPED.*no GPU" "$OUT/gpu-tests.log" || fail "the GPU tests did not skip with the reason"
-  grep -q " passed" "$OUT/gpu-tests.log" && fail "GPU tests passed on a machine without a GPU?"
-
-  step "tcfuzz run --device cuda is refused with one line (no GPU here)"
-  set +e
+# 2.-3. The GPU tests, then the campaigns: cuda, then cpu (same seed, same
+# programs). A dry run runs its checks at once (nothing is timed there) and
+# adds two: the refusal of --device cuda and a simulated CUDA fault.
+gpu_tests() {
+  "$HOST" -m pytest -m gpu -rs -q -p no:cacheprovider tests/gpu >"$OUT/gpu-tests.log" 2>&1
+}
+check_gpu_tests() {  # status
+  cat "$OUT/gpu-tests.log" >&2
+  [ "$1" = 0 ] || fail "GPU tests (log: $OUT/gpu-tests.log)"
+  if [ $DRY_RUN = 1 ]; then
+    grep -q "SKIPPED.*no GPU" "$OUT/gpu-tests.log" || fail "the GPU tests did not skip with the reason"
+    if grep -q " passed" "$OUT/gpu-tests.log"; then fail "GPU tests passed on a machine without a GPU?"; fi
+  fi
+}
+refusal() {
   tcfuzz run --device cuda --python "$PYTHON" --programs 1 --out "$WORK/refused" 2>"$WORK/refusal.txt"
-  status=$?
-  set -e
+}
+check_refusal() {  # status
+  step "tcfuzz run --device cuda is refused with one line (no GPU here)"
   cat "$WORK/refusal.txt" >&2
-  [ "$status" = 2 ] && [ "$(wc -l <"$WORK/refusal.txt")" = 1 ] && grep -q "sees no GPU" "$WORK/refusal.txt" \
-    || fail "expected exit 2 and one line naming the problem, got exit $status"
-
-  step "a simulated CUDA fault (backend tcfuzz_cuda_fault) is a crash naming the kernel"
-  printf 'import torch\n\ndef f(x):\n    return x.sin() + 1\n\ndef inputs():\n    return (torch.ones(37),)\n' >"$WORK/case.py"
-  set +e
+  [ "$1" = 2 ] && [ "$(wc -l <"$WORK/refusal.txt")" = 1 ] && grep -q "sees no GPU" "$WORK/refusal.txt" \
+    || fail "expected exit 2 and one line naming the problem, got exit $1"
+}
+simulated_fault() {
+  printf 'import torch\n\ndef f(x):\n    return x.sin() + 1\n\ndef inputs():\n    return (torch.ones(37),)\n' \
+    >"$WORK/case.py"
   tcfuzz repro "$WORK/case.py" --python "$PYTHON" --backend tcfuzz_cuda_fault,eager --log-dir "$WORK/logs" \
-    | tee "$WORK/repro.txt"
-  status=${PIPESTATUS[0]}
-  set -e
-  [ "$status" = 1 ] && grep -q "crash (CUDA error: an illegal memory access was encountered)" "$WORK/repro.txt" \
-    && grep -q "compiled:triton_poi_fused_simulated" "$WORK/repro.txt" || fail "simulated CUDA fault (exit $status)"
-fi
-
-# 3. The campaigns: cuda (in a dry run: the same steps on the cpu), then cpu.
+    >"$WORK/repro.txt" 2>&1
+}
+check_simulated_fault() {  # status
+  step "a simulated CUDA fault (backend tcfuzz_cuda_fault) is a crash naming the kernel; the next run is fine"
+  cat "$WORK/repro.txt" >&2
+  [ "$1" = 1 ] && grep -q "crash (CUDA error: an illegal memory access was encountered)  match" "$WORK/repro.txt" \
+    && grep -q "compiled:triton_poi_fused_simulated" "$WORK/repro.txt" || fail "simulated CUDA fault (exit $1)"
+}
 if [ $DRY_RUN = 1 ]; then
   AMOUNT=(--programs "$DRY_PROGRAMS"); BACKEND=eager
 else
@@ -172,31 +173,33 @@ else
 fi
 campaign() {  # label device
   tcfuzz run --python "$PYTHON" --backend "$BACKEND" --device "$2" "${AMOUNT[@]}" --jobs "$JOBS" --seed "$SEED" \
-    --no-minimize --out "$WORK/$1" --corpus "$WORK/corpus" --log-dir "$WORK/$1/logs"
+    --no-minimize --out "$WORK/$1" --corpus "$WORK/corpus" --log-dir "$WORK/$1/logs" >"$WORK/$1.log" 2>&1
 }
-finish() {  # label status
+check_campaign() {  # label status
+  step "campaign $1: --device $([ $DRY_RUN = 1 ] && echo cpu || echo "$1") --backend $BACKEND ${AMOUNT[*]} --jobs $JOBS --seed $SEED"
+  cat "$WORK/$1.log" >&2
   [ "$2" = 0 ] || [ "$2" = 1 ] || fail "campaign $1 exited $2 (logs: $WORK/$1/logs)"
   cp "$WORK/$1/summary.json" "$OUT/$1-summary.json"
 }
-if [ $DRY_RUN = 1 ]; then  # at once: their speeds are not compared, and the machine's time is short
-  step "campaigns cuda and cpu at once: --device cpu --backend $BACKEND ${AMOUNT[*]} --jobs $JOBS --seed $SEED"
-  campaign cuda cpu >"$WORK/cuda.log" 2>&1 & cuda_pid=$!
-  campaign cpu cpu >"$WORK/cpu.log" 2>&1 & cpu_pid=$!
+if [ $DRY_RUN = 1 ]; then
+  step "at once: the GPU tests, the refusal of --device cuda, a simulated CUDA fault, campaigns cuda and cpu on the cpu"
   set +e
-  wait $cuda_pid; cuda_status=$?
-  wait $cpu_pid; cpu_status=$?
+  gpu_tests & p1=$!; refusal & p2=$!; simulated_fault & p3=$!; campaign cuda cpu & p4=$!; campaign cpu cpu & p5=$!
+  wait $p1; s1=$?; wait $p2; s2=$?; wait $p3; s3=$?; wait $p4; s4=$?; wait $p5; s5=$?
   set -e
-  cat "$WORK/cuda.log" "$WORK/cpu.log" >&2
-  finish cuda $cuda_status
-  finish cpu $cpu_status
-else  # one after the other, so that each has the machine to itself
+  step "GPU tests (pytest -m gpu tests/gpu)"
+  check_gpu_tests $s1
+  check_refusal $s2
+  check_simulated_fault $s3
+  check_campaign cuda $s4
+  check_campaign cpu $s5
+else  # one after the other, so that each campaign has the machine to itself
+  step "GPU tests (pytest -m gpu tests/gpu)"
+  set +e; gpu_tests; status=$?; set -e
+  check_gpu_tests $status
   for label in cuda cpu; do
-    step "campaign $label: --device $label --backend $BACKEND ${AMOUNT[*]} --jobs $JOBS --seed $SEED"
-    set +e
-    campaign $label $label
-    status=$?
-    set -e
-    finish $label $status
+    set +e; campaign $label $label; status=$?; set -e
+    check_campaign $label $status
   done
 fi
 
