@@ -196,7 +196,8 @@ class Campaign:
         self.on_progress = on_progress or (lambda p: None)
         self.progress = Progress()
         self.db = CampaignDB(config.out_dir / "campaign.sqlite")
-        self.pool = WorkerPool(config.interpreters, jobs=config.jobs, log_dir=config.out_dir / "logs",
+        self.pool = WorkerPool(interpreter_specs.for_device(config.interpreters, config.device), jobs=config.jobs,
+                               log_dir=config.out_dir / "logs",
                                rss_limit_mib=config.worker_rss_mib)
         self.known_ids = known_signature_ids(config.corpus_dir)
         self.new: dict[str, tuple[Finding, Program]] = {}

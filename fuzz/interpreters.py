@@ -166,4 +166,4 @@ def for_device(interpreters: Iterable[Interpreter], device: str) -> list[Interpr
     if device == "cpu":
         return list(interpreters)
     extra = (("TCFUZZ_DEVICE", device), ("CUDA_LAUNCH_BLOCKING", "1"))
-    return [dataclasses.replace(i, env=i.env + extra) for i in interpreters]
+    return [dataclasses.replace(i, env=i.env + tuple(kv for kv in extra if kv not in i.env)) for i in interpreters]

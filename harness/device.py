@@ -180,7 +180,9 @@ def mark_retiring(reply: dict[str, Any], request: dict[str, Any]) -> None:
 
 
 def check(device: str) -> None:
-    """Raise ValueError naming the problem unless ``device`` is usable here."""
+    """Raise ValueError naming the problem unless ``device`` is usable here:
+    a known device, a GPU that torch sees, and no address-space limit
+    (``harness.limits``) in the way of initialising CUDA."""
     import torch
 
     if device not in DEVICES:
@@ -190,6 +192,14 @@ def check(device: str) -> None:
             f"device cuda: torch {torch.__version__} in this interpreter sees no GPU "
             f"(torch.cuda.is_available() is False; CUDA build: {torch.version.cuda or 'no'})"
         )
+    if device != "cpu" and not torch.cuda.is_initialized():
+        import resource
+
+        if resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY:
+            raise ValueError(
+                f"device {device}: this worker has an address-space limit, under which CUDA cannot start: "
+                f"start GPU workers with TCFUZZ_DEVICE={device} (fuzz.interpreters.for_device)"
+            )
 
 
 def synchronize() -> None:

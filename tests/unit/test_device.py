@@ -129,6 +129,7 @@ def test_gpu_workers_get_launch_blocking_and_the_cuda_environment(monkeypatch, t
     assert env["CUDA_LAUNCH_BLOCKING"] == "1" and env["TCFUZZ_DEVICE"] == "cuda"
     assert env["CUDA_VISIBLE_DEVICES"] == "0" and env["LD_LIBRARY_PATH"] == "/usr/local/nvidia/lib64"
     assert "UNRELATED" not in env and "CUDA_LAUNCH_BLOCKING" not in interp.environ()
+    assert interpreters.for_device([gpu], "cuda") == [gpu]  # once is enough
 
 
 def test_python_accepts_the_path_of_an_interpreter_with_torch(tmp_path):
