@@ -1,4 +1,4 @@
-"""The device a program runs on: placing inputs, the fp64 tie-breaker, CUDA faults.
+"""The device a program runs on: placing inputs on it, and CUDA faults.
 
 With ``--device cuda`` a program's ``inputs()`` still builds its tensors on
 the CPU (its own seeded RNG, so CPU and CUDA runs start from the same
@@ -72,8 +72,9 @@ def fault_text(exc: BaseException) -> str:
     """``"CUDA error: <what>"`` if ``exc`` (or an exception in its cause
     chain) is a CUDA fault that poisons the context, else ``""``.
 
-    Out-of-memory errors (``torch.OutOfMemoryError``) are not faults: the
-    context survives them, so they are the program's failure, i.e. data.
+    Out-of-memory errors (``torch.OutOfMemoryError``, "CUDA error: out of
+    memory") are not faults: the context survives them, so they are the
+    program's failure, i.e. data.
     """
     for item in _chain(exc):
         if type(item).__name__ == "OutOfMemoryError":
@@ -81,6 +82,8 @@ def fault_text(exc: BaseException) -> str:
         match = _FAULT_TEXT.search(str(item))
         if match:
             what = (match.group("what") or match.group("status")).strip().rstrip(".")
+            if "out of memory" in what:  # an allocation failed; the context lives on
+                continue
             return "CUDA error: " + compare.normalise_text(what)[:160]
         if type(item).__name__ == "AcceleratorError":
             return "CUDA error: " + compare.normalise_text(str(item).split("\n", 1)[0])[:160]
@@ -122,13 +125,13 @@ def raise_if_fault(exc: BaseException) -> None:
         raise CudaFault(what, fault_site(exc), "".join(traceback.format_exception(exc))[-4000:]) from exc
 
 
-def record_fault(outcome: Outcome, fault: CudaFault) -> Outcome:
+def record_fault(outcome: Outcome, fault: CudaFault, phase: str | None = None) -> Outcome:
     """Make ``outcome`` the ``crash`` of a CUDA fault. The phase ("eager",
-    "compiled", "fp64") is read off what the outcome already holds and goes
-    into ``aspect``; ``error_type`` is the CUDA error and ``torch_frame``
-    "<phase>:<kernel or frame>", so the signature's detail reads
-    "CUDA error: device-side assert triggered@compiled:triton_poi_fused_index"."""
-    phase = "eager" if not outcome.eager else "compiled" if not outcome.compiled else "fp64"
+    "compiled", "fp64"), unless given, is read off what the outcome already
+    holds and goes into ``aspect``; ``error_type`` is the CUDA error and
+    ``torch_frame`` "<phase>:<kernel or frame>", so the signature's detail
+    reads "CUDA error: device-side assert triggered@compiled:triton_poi_fused_index"."""
+    phase = phase or ("eager" if not outcome.eager else "compiled" if not outcome.compiled else "fp64")
     outcome.verdict = Verdict.CRASH
     outcome.aspect = phase
     outcome.error_type = fault.what
@@ -156,11 +159,9 @@ def fault_reply(request: dict[str, Any], exc: BaseException, interpreter: str) -
         program_id = ""
     outcome = Outcome(program_id=program_id, interpreter=interpreter, backend=str(request.get("backend", "")),
                       device=str(request.get("device", "cpu")), fullgraph=bool(request.get("fullgraph", False)))
-    outcome.eager = outcome.compiled = []
     what = fault_text(exc)
-    record_fault(outcome, CudaFault(what, fault_site(exc), "".join(traceback.format_exception(exc))[-4000:]))
-    outcome.aspect = "harness"
-    outcome.torch_frame = outcome.torch_frame.replace("eager", "harness", 1)
+    record_fault(outcome, CudaFault(what, fault_site(exc), "".join(traceback.format_exception(exc))[-4000:]),
+                 "harness")
     return {"id": request.get("id"), "outcome": outcome.to_json(), "retiring": True}
 
 
@@ -175,7 +176,7 @@ def mark_retiring(reply: dict[str, Any], request: dict[str, Any]) -> None:
     if is_fault_outcome(outcome):
         reply["retiring"] = True
     elif request.get("device", "cpu") != "cpu" and (what := context_error()):
-        record_fault(outcome, CudaFault(what, "", "the CUDA context was poisoned after the run"))
+        record_fault(outcome, CudaFault(what, "", "the CUDA context was poisoned after the run"), "after-run")
         reply["outcome"], reply["retiring"] = outcome.to_json(), True
 
 

@@ -39,6 +39,7 @@ def test_cuda_faults_are_recognised_by_text_type_and_cause():
     assert device.fault_text(wrapped) == "CUDA error: an illegal memory access was encountered"
     # the context survives these: they are the program's failures, i.e. data
     assert device.fault_text(OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")) == ""
+    assert device.fault_text(RuntimeError("CUDA error: out of memory")) == ""
     assert device.fault_text(IndexError("index 5 is out of bounds")) == ""
     assert device.fault_text(RuntimeError("Expected all tensors to be on the same device")) == ""
 
@@ -165,3 +166,21 @@ def test_gpu_tests_skip_with_the_problem_and_the_fix(monkeypatch, tmp_path):
     assert support.skip_reason("/nope").startswith("no interpreter for the GPU tests (interpreter /nope does not exist)")
     monkeypatch.setenv("TCFUZZ_GPU_PYTHON", "/opt/torch/bin/python3")
     assert support.gpu_interpreter_spec() == "/opt/torch/bin/python3"
+
+
+def test_worker_replies_after_a_fault_say_retiring():
+    request = {"id": 7, "backend": "inductor", "device": "cuda",
+               "program": {"source": PROGRAM, "entry": "f", "inputs": "inputs", "generator": "manual",
+                           "seed": None, "features": []}}
+    reply = device.fault_reply(request, RuntimeError(CUDA_ASSERT), "3.12")
+    assert reply["retiring"] and reply["id"] == 7
+    o = Outcome.from_json(reply["outcome"])
+    assert o.verdict is Verdict.CRASH and o.aspect == "harness" and o.torch_frame == "harness"
+    assert o.program_id == Program(PROGRAM).program_id and o.device == "cuda"
+    assert device.fault_reply(request, KeyError("k"), "3.12") is None
+    crash = {"id": 8, "outcome": o.to_json()}
+    device.mark_retiring(crash, request)
+    assert crash["retiring"]
+    fine = {"id": 9, "outcome": Outcome("p", "3.12", "eager").to_json()}
+    device.mark_retiring(fine, {"device": "cpu"})
+    assert "retiring" not in fine
