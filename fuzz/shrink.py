@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 
 from hypothesis import HealthCheck, Phase, settings
-from hypothesis.errors import StopTest
+from hypothesis.errors import FlakyStrategyDefinition, StopTest
 from hypothesis.internal.conjecture.data import ConjectureData, Status
 from hypothesis.internal.conjecture.engine import ConjectureRunner
 from hypothesis.internal.escalation import InterestingOrigin
@@ -102,9 +102,11 @@ def shrink_program(program: Program, check: Callable[[str], bool], *, budget_s: 
     stats = {"checks": 0, "accepted": 0}
 
     def test_function(data: ConjectureData) -> None:
+        candidate = data.draw(generate.programs())
+        # Stop only after the draws: a test that stops drawing early where an
+        # earlier one with the same prefix went on is "flaky" to Hypothesis.
         if time.monotonic() - started > budget_s:
             raise _OutOfTime
-        candidate = data.draw(generate.programs())
         stats["checks"] += 1
         if check(candidate.source):
             if _size(candidate.source) < _size(best[0].source):
@@ -129,6 +131,9 @@ def shrink_program(program: Program, check: Callable[[str], bool], *, budget_s: 
         else:
             log.info("the generated program's replay does not hold the check; generator stage skipped")
     except _OutOfTime:
+        complete = False
+    except FlakyStrategyDefinition as e:  # the generator drew differently on a replay: keep the best so far
+        log.warning("generator stage stopped: %s", str(e).splitlines()[0])
         complete = False
     return ShrinkResult(best[0], checks=stats["checks"], accepted=stats["accepted"],
                         elapsed_s=time.monotonic() - started, complete=complete)
