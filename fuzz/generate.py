@@ -32,13 +32,20 @@ from hypothesis import strategies as st
 from hypothesis.internal.conjecture.data import ConjectureData
 from hypothesis.internal.conjecture.providers import HypothesisProvider
 
+from fuzz.constructs import (
+    COMPOUND_CONSTRUCTS,
+    CONSTRUCT_FEATURES,
+    CONSTRUCTS,
+    PRELUDE,
+    ConstructWriter,
+)
 from harness.program import Program
 
-__all__ = ["FEATURES", "GENERATOR", "generate", "programs"]
+__all__ = ["FEATURES", "GENERATOR", "STATEMENT_KINDS", "generate", "program_from_data", "programs"]
 
 # Name recorded in Program.generator; bump the suffix when the same seed starts
 # meaning a different program.
-GENERATOR = "tcfuzz.v1"
+GENERATOR = "tcfuzz.v2"
 
 # Every construct name that can appear in Program.features.
 FEATURES: tuple[str, ...] = (
@@ -66,11 +73,26 @@ FEATURES: tuple[str, ...] = (
     "try-finally",
     "while",
     "while-tensor-cond",  # `while` whose condition reads tensor data
+) + CONSTRUCT_FEATURES + (
+    # inputs beyond t0, t1, n (extra parameters of f, or t1's layout)
+    "bfloat16",         # an extra bfloat16 tensor argument
+    "bool-input",       # an extra bool tensor argument
+    "dict-arg",         # a dict argument, mutated by f
+    "int64",            # an extra int64 tensor argument
+    "list-arg",         # a list argument, mutated by f
+    "new-shapes",       # the second call's inputs have another leading dim (recompile)
+    "non-contiguous",   # t1 is a strided view
+    "object-arg",       # a small object argument, mutated by f
+    "one-element",      # an extra 1-element tensor argument
+    "requires-grad",    # an extra leaf with requires_grad; f runs backward, returns the grad
+    "scalar-arg",       # an extra Python float/int argument
+    "tuple-arg",        # a (tensor, int) argument
+    "zero-size",        # an extra (0, k) tensor argument
 )
 
 # Base shapes of t0; t1 has this shape or one that broadcasts against it.
 # Small, so that programs run in microseconds and reductions stay short.
-SHAPES: tuple[tuple[int, ...], ...] = ((3, 4), (2, 5), (4,), (2, 3, 4))
+SHAPES: tuple[tuple[int, ...], ...] = ((3, 4), (2, 5), (4,), (2, 3, 4), (1,), (17,), (3, 17), (2, 1, 5))
 # Range of the int argument n (loop trip counts, branch conditions); at most 4,
 # so two nested loops over range(n) run 16 iterations at most.
 N_VALUES: tuple[int, ...] = (3, 2, 4, 1)
@@ -225,7 +247,44 @@ _STATEMENTS: tuple[tuple[str, int], ...] = (
     ("closure", 6),
     ("generator", 5),
 )
-_COMPOUND = frozenset({"if", "for", "while", "try", "no-grad", "closure", "generator"})
+_STATEMENTS += CONSTRUCTS
+_CONSTRUCT_KINDS = frozenset(kind for kind, _ in CONSTRUCTS)
+_COMPOUND = frozenset({"if", "for", "while", "try", "no-grad", "closure", "generator"}) | COMPOUND_CONSTRUCTS
+# Every statement kind, in table order: the keys of a feedback weight map.
+STATEMENT_KINDS: tuple[str, ...] = tuple(kind for kind, _ in _STATEMENTS)
+
+# Extra arguments of f after (t0, t1, n): feature -> (input expression,
+# statements that use it; {a} is the parameter, {t} a new local tensor,
+# {dims} t0's dims, {last} t0's last dim). Every use keeps |{t}| <= 3.
+_EXTRA_ARGS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "int64": ("torch.randint(-3, 4, ({dims},), generator=g)", ("{t} = torch.tanh(t0 + {a}.to(t0.dtype) * 0.25)",)),
+    "bool-input": ("torch.randn({dims}, generator=g) > 0", ("{t} = torch.where({a} & (t0 > 0), t0, -t0).clamp(-3.0, 3.0)",)),
+    "bfloat16": ("torch.randn({dims}, generator=g).to(torch.bfloat16)", ("{t} = torch.tanh(t0 + ({a} * 2).float())",)),
+    "zero-size": ("torch.randn(0, {last}, generator=g)", ("{t} = torch.tanh(t0 + {a}.sum(dim=0) + {a}.shape[0])",)),
+    "one-element": ("torch.randn(1, generator=g)", ("{t} = torch.tanh(t0 * {a})",)),
+    "scalar-arg": ("{scalar}", ("{t} = torch.tanh(t0 * {a})",)),
+    "tuple-arg": ("(torch.randn({dims}, generator=g), 2)", ("{t} = torch.tanh({a}[0] * {a}[1] * 0.25)",)),
+    "list-arg": (
+        "[torch.randn({dims}, generator=g), torch.randn({dims}, generator=g)]",
+        ("{a}.append(t0 * 0.5)", "{t} = torch.tanh(sum({a}))"),
+    ),
+    "dict-arg": (
+        '{{"w": torch.randn({dims}, generator=g), "k": 2}}',
+        ('{a}["seen"] = n', '{t} = torch.tanh({a}["w"] * {a}["k"] * 0.25)'),
+    ),
+    "object-arg": ("Box(torch.randn({dims}, generator=g), 2)", ("{a}.k += 1", "{t} = torch.tanh({a}.w * {a}.k * 0.25)")),
+    "requires-grad": ("torch.randn({dims}, generator=g, requires_grad=True)", ()),
+}
+_EXTRA_PRELUDE: dict[str, tuple[str, ...]] = {
+    "object-arg": ("class Box:", "    def __init__(self, w, k):", "        self.w = w", "        self.k = k"),
+}
+# Chance that f gets extra arguments, and the most it gets, in percent / count.
+EXTRA_ARGS_PERCENT = 45
+MAX_EXTRA_ARGS = 2
+# Chance that t1 is a non-contiguous view, and that the second call gets new
+# shapes, in percent.
+NON_CONTIGUOUS_PERCENT = 20
+NEW_SHAPES_PERCENT = 25
 
 _DICT_KEYS: tuple[str, ...] = ("a", "b", "c", "d", "e")
 _EXCEPTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -237,12 +296,24 @@ _EXCEPTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
-class _Writer:
-    """Writes one program, taking every decision from a Hypothesis ``draw``."""
+class _Writer(ConstructWriter):
+    """Writes one program, taking every decision from a Hypothesis ``draw``.
 
-    def __init__(self, draw: Callable[[st.SearchStrategy[int]], int]) -> None:
+    ``weights`` multiplies the statement table's weights by kind (a feedback
+    scheduler's steer; missing kinds keep 1.0), so a program is a function of
+    (choice sequence, weights).
+    """
+
+    def __init__(
+        self,
+        draw: Callable[[st.SearchStrategy[int]], int],
+        weights: dict[str, float] | None = None,
+    ) -> None:
         self._draw = draw
+        self._weights = weights or {}
         self._lines: list[str] = []
+        self._prelude: list[str] = []
+        self._prelude_lines: list[str] = []
         self._features: set[str] = set()
         self._counter = 0
         self._budget = MAX_STATEMENTS
@@ -431,14 +502,15 @@ class _Writer:
             return
         self._budget -= 1
         allowed = [
-            (kind, weight)
+            (kind, max(1, round(weight * self._weights.get(kind, 1.0))))
             for kind, weight in _STATEMENTS
             if (kind not in _COMPOUND or (scope.depth < MAX_DEPTH and self._budget > 3))
             and (kind != "raise" or scope.catches)
             and (kind != "break" or scope.loop)
         ]
         kind = self._weighted(allowed)
-        getattr(self, "_" + kind.replace("-", "_"))(scope)
+        prefix = "_c_" if kind in _CONSTRUCT_KINDS else "_"
+        getattr(self, prefix + kind.replace("-", "_"))(scope)
 
     def _assign(self, scope: _Scope) -> None:
         target = self._pick(scope.writable)
@@ -501,8 +573,10 @@ class _Writer:
                 self._emit(scope, f"{name}.insert(0, {self._squashed(scope, 1)})")
                 length += 1
             elif op == "pop":
+                # popped into the target first: a squash template may repeat its operand
                 target = self._pick(scope.writable)
-                self._store(scope, target, _Expr(f"{name}.pop()", VAR_MAGNITUDE))
+                self._emit(scope, f"{target} = {name}.pop()")
+                self._store(scope, target, _Expr(target, VAR_MAGNITUDE))
                 length -= 1
             else:
                 self._emit(scope, f"del {name}[{self._pick((0, -1))}]")
@@ -536,7 +610,8 @@ class _Writer:
         else:
             self._emit(scope, f"{name}.append({self._squashed(scope, 1)})")
             target = self._pick(scope.writable)
-            self._store(scope, target, _Expr(f"{name}.pop()", VAR_MAGNITUDE))
+            self._emit(scope, f"{target} = {name}.pop()")
+            self._store(scope, target, _Expr(target, VAR_MAGNITUDE))
 
     def _dict(self, scope: _Scope) -> None:
         existing = sorted(name for name in scope.dicts if name not in scope.frozen)
@@ -733,7 +808,8 @@ class _Writer:
             self._features.add("while-tensor-cond")
             self._emit(scope, f"while {counter} < 3 and {self._tensor_condition(scope)}:")
         else:
-            self._emit(scope, f"while {counter} < n:")
+            # `not` makes 3.11 test at the loop's bottom with POP_JUMP_BACKWARD_IF_FALSE
+            self._emit(scope, f"while {self._pick((f'{counter} < n', f'not {counter} >= n'))}:")
         # the counter moves first, so a `continue` below cannot loop forever
         self._emit(scope, f"{counter} += 1", 1)
         body = scope.block(loop=True)
@@ -878,8 +954,23 @@ class _Writer:
             self._features.add("float64")
         n = self._pick(N_VALUES)
         rng_seed = self._draw(st.integers(0, 2**31 - 1))
+        strided = self._chance(NON_CONTIGUOUS_PERCENT)
+        if strided:
+            self._features.add("non-contiguous")
+        extras: list[str] = []
+        if self._chance(EXTRA_ARGS_PERCENT):
+            kinds = sorted(_EXTRA_ARGS)
+            for _ in range(1 + self._index(MAX_EXTRA_ARGS)):
+                kind = self._pick(kinds)
+                if kind not in extras:
+                    extras.append(kind)
+        # the second call's leading dim, when it differs (out-of-range indices
+        # stay out of range: it only shrinks)
+        new_shapes = shape[0] >= 2 and self._chance(NEW_SHAPES_PERCENT)
+        scalar = self._pick(("0.5", "-1.5", "2"))
 
-        self._lines = ["import torch", "", "", "def f(t0, t1, n):"]
+        params = ["t0", "t1", "n"] + [f"a{i}" for i in range(len(extras))]
+        self._lines = ["", "", f"def f({', '.join(params)}):"]
         scope = _Scope(
             tensors=("t0", "t1"), writable=(), ints=("n",), printables=("n",), lists={}, dicts={}
         )
@@ -888,41 +979,102 @@ class _Writer:
             self._emit(scope, f"{name} = {self._squashed(scope)}")
             scope.tensors += (name,)
             scope.writable += (name,)
+        grads: list[str] = []
+        for i, kind in enumerate(extras):
+            self._features.add(kind)
+            if kind == "zero-size":
+                self._features.add("reduction")
+            if kind == "object-arg":
+                self._features.add("mutation-attr")
+            for line in _EXTRA_ARGS[kind][1]:
+                name = f"t{len(scope.tensors)}"
+                self._emit(scope, line.format(a=f"a{i}", t=name))
+                if line.startswith("{t} ="):
+                    scope.tensors += (name,)
+                    scope.writable += (name,)
         self._body(scope, TOP_STATEMENTS)
+        for i, kind in enumerate(extras):
+            if kind == "requires-grad":
+                # backward through the traced forward; the gradient is returned
+                self._features.add("reduction")
+                loss = self._fresh("loss")
+                self._emit(scope, f"{loss} = (torch.tanh(a{i} * t0) * {self._squashed(scope, 1)}).sum()")
+                if self._chance(50):
+                    self._emit(scope, f"{loss}.backward()")
+                    grads.append(f"a{i}.grad")
+                else:
+                    self._emit(scope, f"(grad{i},) = torch.autograd.grad({loss}, [a{i}])")
+                    grads.append(f"grad{i}")
         # every local tensor is returned, so a divergence anywhere shows
-        self._emit(scope, f"return {', '.join((self._squashed(scope), *scope.writable))}")
+        self._emit(scope, f"return {', '.join((self._squashed(scope), *scope.writable, *grads))}")
 
-        def randn(dims: tuple[int, ...], dtype: str) -> str:
-            return f"torch.randn({', '.join(map(str, dims))}, generator=g{dtype})"
+        def arguments(dims0: tuple[int, ...], dims1: tuple[int, ...]) -> str:
+            def randn(dims: tuple[int, ...], dtype: str) -> str:
+                return f"torch.randn({', '.join(map(str, dims))}, generator=g{dtype})"
 
-        self._lines += [
-            "",
-            "",
-            "def inputs():",
-            f"    g = torch.Generator().manual_seed({rng_seed})",
-            f"    return ({randn(shape, dtypes[0])}, {randn(other, dtypes[1])}, {n})",
-            "",
-        ]
-        return "\n".join(self._lines), tuple(sorted(self._features))
+            second = randn(dims1, dtypes[1])
+            if strided:
+                second = randn(dims1 + (2,), dtypes[1]) + "[..., 0]"
+            values = [randn(dims0, dtypes[0]), second, str(n)]
+            for kind in extras:
+                values.append(_EXTRA_ARGS[kind][0].format(
+                    dims=", ".join(map(str, dims0)), last=dims0[-1], scalar=scalar))
+            return f"({', '.join(values)})"
+
+        inputs = ["", "", "def inputs():"]
+        if new_shapes:
+            self._features.add("new-shapes")
+            inputs.append("    CALLS[0] += 1")
+        inputs.append(f"    g = torch.Generator().manual_seed({rng_seed})")
+        if new_shapes:
+            smaller = (shape[0] - 1,) + shape[1:]
+            other_smaller = (shape[0] - 1,) + other[1:] if len(other) == len(shape) and other[0] == shape[0] else other
+            inputs.append("    if CALLS[0] % 2 == 0:")
+            inputs.append(f"        return {arguments(smaller, other_smaller)}")
+        inputs.append(f"    return {arguments(shape, other)}")
+        inputs.append("")
+
+        head = ["import torch"]
+        blocks: list[tuple[str, ...]] = [PRELUDE[name] for name in self._prelude]
+        if self._prelude_lines:
+            blocks.append(tuple(self._prelude_lines))
+        blocks += [_EXTRA_PRELUDE[kind] for kind in extras if kind in _EXTRA_PRELUDE]
+        if new_shapes:
+            blocks.append(("# calls of inputs() so far: the second call gets new shapes", "CALLS = [0]"))
+        imports = [b for b in blocks if all(line.startswith("import ") for line in b)]
+        for block in imports:
+            head += list(block)
+        for block in blocks:
+            if block not in imports:
+                head += ["", ""] + list(block) if block[0].startswith(("class", "@", "def")) else [""] + list(block)
+        source = "\n".join(head + self._lines + inputs)
+        return source, tuple(sorted(self._features))
 
 
 @st.composite
-def _programs(draw: st.DrawFn) -> Program:
-    source, features = _Writer(draw).write()
+def _programs(draw: st.DrawFn, weights: dict[str, float] | None = None) -> Program:
+    source, features = _Writer(draw, weights).write()
     return Program(source=source, generator=GENERATOR, features=features)
 
 
-def programs() -> st.SearchStrategy[Program]:
-    """A Hypothesis strategy for generated ``Program``s (``generator="tcfuzz.v1"``).
+def programs(weights: dict[str, float] | None = None) -> st.SearchStrategy[Program]:
+    """A Hypothesis strategy for generated ``Program``s (``generator="tcfuzz.v2"``).
 
-    Each program defines ``f(t0, t1, n)``, where ``t0`` and ``t1`` are float32 or
-    float64 tensors of shape (3, 4), (2, 5), (4,) or (2, 3, 4) (``t1`` possibly
-    a broadcasting shape such as (1, 4)) and ``n`` is an int in [1, 4], and
-    ``inputs()``, which builds them from a seeded ``torch.Generator``.
+    Each program defines ``f(t0, t1, n, *extras)``, where ``t0`` and ``t1`` are
+    float32 or float64 tensors (``t0`` of shape (3, 4), (2, 5), (4,),
+    (2, 3, 4), (1,), (17,), (3, 17) or (2, 1, 5); ``t1`` of t0's shape or one
+    that broadcasts against it, possibly a non-contiguous view), ``n`` is an
+    int in [1, 4], and up to two extra arguments of the kinds in
+    ``_EXTRA_ARGS`` (int64, bool, bfloat16, 0-size and 1-element tensors, a
+    leaf that requires grad, a Python scalar, tuple, list, dict or object);
+    and ``inputs()``, which builds them from a seeded ``torch.Generator``
+    (for "new-shapes" programs, the second call's leading dim is one less).
     ``features`` is the sorted tuple of construct names (from ``FEATURES``)
-    the program uses. Shrinks towards fewer and simpler statements.
+    the program uses. ``weights`` multiplies the statement table's weights by
+    kind (keys from ``STATEMENT_KINDS``). Shrinks towards fewer and simpler
+    statements.
     """
-    return _programs()
+    return _programs(weights)
 
 
 class _SeededProvider(HypothesisProvider):
@@ -938,15 +1090,23 @@ class _SeededProvider(HypothesisProvider):
         return None
 
 
-def generate(seed: int) -> Program:
+def program_from_data(data: ConjectureData, weights: dict[str, float] | None = None) -> Program:
+    """Draw one program from ``data`` (a fresh one, or one replaying a choice
+    sequence, as a reducer does: ``ConjectureData.for_choices(choices)``)."""
+    return data.draw(programs(weights))
+
+
+def generate(seed: int, weights: dict[str, float] | None = None) -> Program:
     """The program for ``seed``: the same source on every run, process and machine.
 
-    Draws ``programs()`` from a ``ConjectureData`` fed by ``random.Random(seed)``
-    and records ``seed`` in the result. Raises ``TypeError`` if ``seed`` is not
-    an int.
+    Draws ``programs(weights)`` from a ``ConjectureData`` fed by
+    ``random.Random(seed)`` and records ``seed`` in the result. The program is
+    a function of (seed, weights): a campaign that steers with feedback
+    records the weights it used (see ``fuzz.feedback``). Raises ``TypeError``
+    if ``seed`` is not an int.
     """
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise TypeError(f"Expected seed to be an int but got seed={seed!r}")
     data = ConjectureData(random=random.Random(seed), provider=_SeededProvider)
-    program = data.draw(programs())
+    program = program_from_data(data, weights)
     return dataclasses.replace(program, seed=seed)

@@ -1,0 +1,99 @@
+"""Measured coverage of a program source: Dynamo's opcodes and lines, per interpreter.
+
+The host draws the programs; ``harness.coverage_probe`` compiles (and, for
+line coverage, runs under ``backend="eager"``) them inside each worker env,
+because opcodes differ per CPython version. See that module for what each
+number means.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from fuzz.errors import HarnessError
+from fuzz.interpreters import ROOT, Interpreter
+from fuzz.sources import SOURCES, draw_program
+
+__all__ = ["JSON_KEYS", "measure", "render_table"]
+
+log = logging.getLogger(__name__)
+
+# Keys of each interpreter's entry in `tcfuzz coverage --json` (DESIGN/issue 3).
+JSON_KEYS = ("opcodes_seen", "dynamo_opcodes", "dynamo_opcode_coverage", "dynamo_line_coverage", "programs")
+# Wall-clock limit of one interpreter's probe, per program, in seconds (a
+# compile under backend="eager" takes 0.2-3 s on a loaded machine).
+PROBE_S_PER_PROGRAM = 30.0
+# Per-program limit inside the probe when running programs for line coverage, in seconds.
+PROGRAM_TIMEOUT_S = 20.0
+
+
+def measure(
+    interpreters: list[Interpreter],
+    *,
+    programs: int,
+    generator: str = "ours",
+    seed: int = 0,
+    lines: bool = True,
+) -> dict[str, Any]:
+    """Coverage of ``programs`` programs from ``generator`` (seeds seed, seed+1, ...).
+
+    Returns ``{"interpreters": {name: probe result}}`` where each probe result
+    has at least ``JSON_KEYS`` (``dynamo_line_coverage`` is None without
+    ``lines``) plus details (``all_opcodes``, ``dynamo_opcodes_missed``,
+    ``dynamo_pseudo_opcodes``, ``outcomes``). Raises ValueError for an
+    unknown generator, HarnessError if a probe fails or times out.
+    """
+    if generator not in SOURCES:
+        raise ValueError(f"Expected a generator in {SOURCES} but got generator={generator!r}")
+    sources = [draw_program(s, generator).source for s in range(seed, seed + programs)]
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="tcfuzz-coverage-") as tmp:
+        path = Path(tmp) / "programs.json"
+        path.write_text(json.dumps(sources))
+        for interp in interpreters:
+            command = [str(interp.python), "-m", "harness.coverage_probe", str(path),
+                       "--timeout-s", str(PROGRAM_TIMEOUT_S)]
+            if lines:
+                command.append("--lines")
+            log.info("probing %s with %d programs", interp.name, programs)
+            timeout_s = 120 + PROBE_S_PER_PROGRAM * programs * (1 if lines else 0.01)
+            try:
+                done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=interp.environ(),
+                                      timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                raise HarnessError(f"the coverage probe on {interp.name} ran over {timeout_s:.0f} s: "
+                                   f"try fewer --programs or --no-lines") from None
+            if done.returncode != 0:
+                tail = done.stderr.strip().splitlines()[-1:] or ["(no output)"]
+                raise HarnessError(f"the coverage probe on {interp.name} failed (exit {done.returncode}): {tail[0]}")
+            result = json.loads(done.stdout.strip().splitlines()[-1])
+            result.setdefault("dynamo_line_coverage", None)
+            results[interp.name] = result
+    return {"interpreters": results}
+
+
+def as_json(measured: dict[str, Any]) -> dict[str, Any]:
+    """Only the documented keys: ``{"interpreters": {name: {JSON_KEYS...}}}``."""
+    return {"interpreters": {name: {key: entry[key] for key in JSON_KEYS}
+                             for name, entry in measured["interpreters"].items()}}
+
+
+def render_table(measured: dict[str, Any], generator: str) -> str:
+    """A plain-text table: one row per interpreter."""
+    rows = [f"generator {generator}",
+            f"{'python':<7} {'programs':>8} {'opcodes':>8} {'dynamo ops':>10} {'op cov':>7} {'line cov':>8}  missed"]
+    for name, entry in measured["interpreters"].items():
+        line_cov = entry.get("dynamo_line_coverage")
+        dynamo = entry["dynamo_opcodes"]
+        seen_dynamo = len(set(entry["opcodes_seen"]) & set(dynamo))
+        rows.append(
+            f"{name:<7} {entry['programs']:>8} {len(entry['opcodes_seen']):>8} {f'{seen_dynamo}/{len(dynamo)}':>10} "
+            f"{entry['dynamo_opcode_coverage']:>7.3f} {'-' if line_cov is None else f'{line_cov:.3f}':>8}  "
+            f"{' '.join(entry.get('dynamo_opcodes_missed', [])) or '-'}"
+        )
+    return "\n".join(rows)

@@ -1,0 +1,191 @@
+"""Which bytecode and which Dynamo lines a batch of programs reaches, in this interpreter.
+
+``python -m harness.coverage_probe PROGRAMS.json [--lines] [--timeout-s 20]``
+reads a JSON list of program sources (module text defining ``f`` and
+``inputs``) and prints one JSON object:
+
+- ``opcodes_seen``: opnames in the programs' bytecode, every code object
+  recursively (functions, classes, comprehensions, lambdas), read from the raw
+  ``co_code`` of *this* interpreter's compiler (opcodes differ per version);
+- ``all_opcodes``: every real opcode of this interpreter (``dis.opmap``
+  entries below 256: pseudo-instructions such as ``SETUP_FINALLY`` or
+  3.13's ``LOAD_CLOSURE`` are compiler-internal and never in ``co_code``);
+- ``dynamo_opcodes``: the real opcodes some Dynamo instruction translator has
+  a handler for: opnames ``op`` with ``hasattr(cls, op)`` for the subclasses of
+  ``InstructionTranslatorBase`` in ``torch/_dynamo/symbolic_convert.py``
+  (handlers are methods named after opnames there);
+  ``dynamo_pseudo_opcodes`` the handled pseudo-instructions left out;
+- ``dynamo_opcode_coverage``: |seen ∩ dynamo| / |dynamo|;
+- with ``--lines``: ``dynamo_line_coverage``, the share of the statements
+  of ``torch/_dynamo/**.py`` executed while every program runs under
+  ``torch.compile(backend="eager")`` (two calls each), measured with the
+  ``coverage`` package (a worker-env dependency: see tox.ini).
+
+Runs inside the worker envs: stdlib, torch and ``coverage`` only. A program
+that runs longer than ``--timeout-s`` is interrupted by a SIGALRM handler:
+this probe is a measurement tool, not the oracle (the harness's workers are
+timed out from the host instead).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dis
+import io
+import json
+import os
+import signal
+import sys
+import types
+from typing import Any
+
+# Calls of the compiled entry function per program (the second one takes the
+# guarded cached path).
+CALLS = 2
+# Largest opcode value of a real instruction; pseudo-instructions are >= 256.
+MAX_REAL_OPCODE = 255
+
+
+def code_objects(code: types.CodeType) -> list[types.CodeType]:
+    """``code`` and every code object nested in its constants, recursively."""
+    found = [code]
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found += code_objects(const)
+    return found
+
+
+def opnames(code: types.CodeType) -> set[str]:
+    """Opnames in the raw bytecode of ``code`` and its nested code objects
+    (``CACHE`` entries included: they are real instructions of 3.11+)."""
+    names = set()
+    for item in code_objects(code):
+        raw = item.co_code
+        for i in range(0, len(raw), 2):
+            names.add(dis.opname[raw[i]])
+    return names
+
+
+def real_opcodes() -> set[str]:
+    return {name for name, op in dis.opmap.items() if op <= MAX_REAL_OPCODE}
+
+
+def dynamo_handled() -> set[str]:
+    """Opnames (real and pseudo) that a Dynamo instruction translator handles."""
+    import torch._dynamo.symbolic_convert as symbolic_convert
+
+    base = symbolic_convert.InstructionTranslatorBase
+    classes = [c for c in vars(symbolic_convert).values() if isinstance(c, type) and issubclass(c, base)]
+    return {name for name in dis.opmap if any(hasattr(c, name) for c in classes)}
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _Timeout()
+
+
+def run_compiled(source: str, index: int, timeout_s: float) -> str:
+    """Run one program's entry under ``backend="eager"``; the outcome as a word."""
+    import torch
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    module = types.ModuleType(f"tcfuzz_probe_{index}")
+    signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(source, f"<program {index}>", "exec"), module.__dict__)
+            compiled = torch.compile(module.f, backend="eager")
+            for _ in range(CALLS):
+                torch.manual_seed(0)
+                compiled(*module.inputs())
+        return "ok"
+    except _Timeout:
+        return "timeout"
+    except BaseException as e:  # the program's failure is data here too
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        return "raised"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        torch._dynamo.reset()
+
+
+def line_coverage(sources: list[str], timeout_s: float) -> dict[str, Any]:
+    """Share of torch/_dynamo's statements run while ``sources`` run compiled."""
+    import coverage
+    import torch._dynamo
+
+    root = os.path.dirname(torch._dynamo.__file__)
+    cov = coverage.Coverage(data_file=None, include=[os.path.join(root, "*")], branch=False)
+    outcomes: dict[str, int] = {}
+    signal.signal(signal.SIGALRM, _alarm)
+    cov.start()
+    try:
+        for index, source in enumerate(sources):
+            word = run_compiled(source, index, timeout_s)
+            outcomes[word] = outcomes.get(word, 0) + 1
+    finally:
+        cov.stop()
+    statements = executed = 0
+    for folder, _, files in os.walk(root):
+        for name in files:
+            if name.endswith(".py"):
+                _, lines, _, missing, _ = cov.analysis2(os.path.join(folder, name))
+                statements += len(lines)
+                executed += len(lines) - len(missing)
+    return {
+        "dynamo_line_coverage": executed / statements if statements else 0.0,
+        "dynamo_lines_executed": executed,
+        "dynamo_statements": statements,
+        "outcomes": outcomes,
+    }
+
+
+def probe(sources: list[str], *, lines: bool, timeout_s: float) -> dict[str, Any]:
+    seen: set[str] = set()
+    uncompilable = 0
+    for source in sources:
+        try:
+            seen |= opnames(compile(source, "<program>", "exec"))
+        except (SyntaxError, ValueError):
+            uncompilable += 1
+    handled = dynamo_handled()
+    real = real_opcodes()
+    dynamo = handled & real
+    result: dict[str, Any] = {
+        "version": f"{sys.version_info.major}.{sys.version_info.minor}"
+        + ("t" if not getattr(sys, "_is_gil_enabled", lambda: True)() or "free-threading" in sys.version else ""),
+        "programs": len(sources),
+        "uncompilable": uncompilable,
+        "opcodes_seen": sorted(seen),
+        "all_opcodes": sorted(real),
+        "dynamo_opcodes": sorted(dynamo),
+        "dynamo_pseudo_opcodes": sorted(handled - real),
+        "dynamo_opcodes_missed": sorted(dynamo - seen),
+        "dynamo_opcode_coverage": len(seen & dynamo) / len(dynamo) if dynamo else 0.0,
+    }
+    if lines:
+        result.update(line_coverage(sources, timeout_s))
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness.coverage_probe")
+    parser.add_argument("programs", help="JSON file: a list of program sources")
+    parser.add_argument("--lines", action="store_true", help="also measure line coverage of torch/_dynamo")
+    parser.add_argument("--timeout-s", type=float, default=20.0, help="per program, for --lines")
+    args = parser.parse_args(argv)
+    with open(args.programs) as fh:
+        sources = json.load(fh)
+    result = probe(sources, lines=args.lines, timeout_s=args.timeout_s)
+    sys.stdout.write(json.dumps(result) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
