@@ -47,6 +47,7 @@ pre{background:#f7f7f7;padding:.6em;overflow-x:auto}
 .bar{background:#5b8def;height:.7em;display:inline-block;margin-right:.3em}
 .muted{color:#777} td.path{word-break:break-all;min-width:13em}
 table.mini{margin:0;font-size:80%} table.mini td,table.mini th{padding:0 .3em;text-align:center}
+table.mini td.shows{outline:2px solid #1f4e9c;outline-offset:-2px;font-weight:bold}
 svg.chart text{font:12px system-ui,sans-serif;fill:#222} svg.chart .vs{fill:#c0392b}
 """
 
@@ -166,14 +167,16 @@ def _buckets_section(summary: dict) -> str:
     for b in buckets:
         link = f"<a href='#b-{_h(b.get('id', ''))}'>{_h(b.get('id', ''))}</a>"
         new = "<span class='new'>NEW</span>" if b.get("new") else ""
-        mini = _mini_matrix(_in_order(b["matrix"], order), backends) if b.get("matrix") else ""
+        shows = {(i, k) for i in b.get("interpreters") or [] for k in b.get("backends") or []}
+        mini = _mini_matrix(_in_order(b["matrix"], order), backends, shows) if b.get("matrix") else ""
         rows.append([f"<td>{new}</td>", f"<td>{link}</td>", _cell(b.get("kind", ""), b.get("kind")),
                      _cell(b.get("stage", "")), _cell(b.get("detail", "")),
                      _cell(_join(b.get("interpreters"))), _cell(_join(b.get("backends"))),
                      f"<td class='matrix'>{mini}</td>",
                      _cell(b.get("count", ""), num=True),
                      f"<td class='path'>{_h(b.get('case') or '(not filed)')}</td>"])
-    legend = ", ".join(f"{a} {v}" for v, a in _VERDICT_ABBREVIATIONS.items())
+    legend = ", ".join(f"{a} {v}" for v, a in _VERDICT_ABBREVIATIONS.items()) + \
+        "; outlined: the cells where the bucket's signature shows (its interpreters on its backend)"
     out = ["<h2>Buckets</h2>", _html_table(
         ["", "id", "kind", "stage", "detail", "interpreters", "backends", "interpreter x backend", "count", "case"],
         rows), f"<p class='muted'>matrix: {_h(legend)}</p>"]
@@ -217,9 +220,10 @@ def _in_order(matrix: dict, interpreters: list[str]) -> dict:
     return dict(sorted(matrix.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
 
 
-def _mini_matrix(matrix: dict, backends: list[str]) -> str:
+def _mini_matrix(matrix: dict, backends: list[str], shows: set[tuple[str, str]] = frozenset()) -> str:
     """A compact interpreter x backend table for the bucket table: one
-    abbreviated, coloured verdict per cell (full verdict in the cell's title)."""
+    abbreviated, coloured verdict per cell (full verdict in the cell's title);
+    the (interpreter, backend) cells in ``shows`` are outlined."""
     columns = backends + sorted({k for row in matrix.values() for k in row} - set(backends))
     columns = [c for c in columns if any(c in row for row in matrix.values())]
     head = "<th></th>" + "".join(f"<th title='{_h(c)}'>{_h(_short_backend(c))}</th>" for c in columns)
@@ -230,7 +234,8 @@ def _mini_matrix(matrix: dict, backends: list[str]) -> str:
             verdict = row.get(c, "")
             colour = _VERDICT_COLOURS.get(verdict)
             style = f" style='background:{colour}'" if colour else ""
-            cells.append(f"<td{style} title='{_h(interp)} {_h(c)}: {_h(verdict)}'>"
+            mark = " class='shows'" if (interp, c) in shows else ""
+            cells.append(f"<td{style}{mark} title='{_h(interp)} {_h(c)}: {_h(verdict)}'>"
                          f"{_h(_VERDICT_ABBREVIATIONS.get(verdict, verdict))}</td>")
         body.append(f"<tr><th>{_h(interp)}</th>{''.join(cells)}</tr>")
     return f"<table class='mini'><tr>{head}</tr>{''.join(body)}</table>"

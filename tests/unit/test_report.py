@@ -185,6 +185,9 @@ def test_html_bucket_table_has_a_matrix_per_bucket() -> None:
     assert (f"<td style='background:{report._VERDICT_COLOURS['compile-error']}' "
             "title='3.13t aot_eager: compile-error'>CE</td>") in mini
     assert mini.count("<tr>") == 3  # header + 3.11 + 3.13t
+    # the bucket's interpreters on its backend (eager) are outlined; aot_eager is not
+    assert mini.count("class='shows'") == 2
+    assert "class='shows' title='3.13t eager: divergence'>D</td>" in mini
 
 
 def test_html_graph_break_chart_is_inline_svg_with_a_bar_per_interpreter() -> None:
