@@ -11,7 +11,7 @@
 # torch = "2.12.0+cu130"
 # first-seen = "2026-11-30"
 # last-seen = "2026-11-30"
-# count = 1
+# count = 2
 # status = "open"
 # ///
 

@@ -1,0 +1,54 @@
+# /// script
+# requires-python = ">=3.11"
+# dependencies = ["torch==2.12.0"]
+# [tool.tcfuzz]
+# signature = "compile-error|inductor|BackendCompilerFailed(IndexError)@torch/fx/experimental/proxy_tensor.py:proxy_call|3.11,3.12,3.13,3.13t"
+# kind = "compile-error"
+# stage = "inductor"
+# interpreters = ["3.11", "3.12", "3.13", "3.13t"]
+# backend = "inductor"
+# device = "cpu"
+# torch = "2.12.0"
+# first-seen = "2026-11-30"
+# last-seen = "2026-11-30"
+# count = 1
+# status = "open"
+# ///
+
+
+"""An invalid dim raises IndexError eagerly, but the inductor-compiled function raises a
+wrapper exception type, so a caller's `except IndexError` no longer matches."""
+import torch
+
+
+def f(t):
+    return torch.softmax(t, dim=7)
+
+
+def inputs():
+    return (torch.ones(4),)
+
+
+EXPECT = {
+    "backend": "inductor",
+    "fullgraph": False,
+    "calls": 1,
+    "reproduces_on": ["3.11", "3.12", "3.13"],
+    "symptom": "exception-mismatch",
+    "issue": "https://github.com/pytorch/pytorch/issues/184340",
+}
+
+
+BACKEND = "inductor"
+FULLGRAPH = False
+
+
+if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they differ
+    import sys
+    from torch._dynamo.utils import same
+    def run(fn):
+        try: return [fn(*inputs()) for _ in range(2)]
+        except Exception as e: return f"raised {type(e).__name__}: {e}"
+    eager, compiled = run(f), run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
+    print(f"eager:    {eager}\ncompiled: {compiled}")
+    sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)

@@ -1,0 +1,55 @@
+# /// script
+# requires-python = ">=3.11"
+# dependencies = ["torch==2.12.0"]
+# [tool.tcfuzz]
+# signature = "crash|dynamo|SIGSEGV@torch/_dynamo/eval_frame.py:compile_wrapper|3.12,3.13,3.13t"
+# kind = "crash"
+# stage = "dynamo"
+# interpreters = ["3.12", "3.13", "3.13t"]
+# backend = "eager"
+# device = "cpu"
+# torch = "2.12.0"
+# first-seen = "2026-11-30"
+# last-seen = "2026-11-30"
+# count = 1
+# status = "open"
+# ///
+
+
+"""List comprehension that graph-breaks and stores its result under the loop variable's name
+(PEP 709 inlined comprehensions, 3.12+): the resumed code crashes the interpreter."""
+import torch
+
+
+def f(x):
+    i = [torch._dynamo.graph_break() or i for i in range(3)]
+    return x + len(i)
+
+
+def inputs():
+    return (torch.zeros(1),)
+
+
+EXPECT = {
+    "backend": "eager",
+    "fullgraph": False,
+    "calls": 1,
+    "reproduces_on": ["3.12", "3.13"],
+    "symptom": "segfault",
+    "issue": "https://github.com/pytorch/pytorch/pull/187631",
+}
+
+
+BACKEND = "eager"
+FULLGRAPH = False
+
+
+if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they differ
+    import sys
+    from torch._dynamo.utils import same
+    def run(fn):
+        try: return [fn(*inputs()) for _ in range(2)]
+        except Exception as e: return f"raised {type(e).__name__}: {e}"
+    eager, compiled = run(f), run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
+    print(f"eager:    {eager}\ncompiled: {compiled}")
+    sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)
