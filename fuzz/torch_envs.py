@@ -175,7 +175,7 @@ def _no_solution_reason(stderr: str) -> str:
         line = line.strip()
         if line.startswith(("cause:", "╰─▶", "Because")):
             text = line.split(":", 1)[1].strip() if line.startswith("cause:") else line.lstrip("╰─▶ ").strip()
-            text = text.split(" and you require")[0]
+            text = text.split(" and you require")[0].removeprefix("Because ")
             return text[:200]
     return "no wheel of torch for this interpreter"
 

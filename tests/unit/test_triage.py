@@ -221,3 +221,12 @@ def test_triage_cli_rejects_bisect_without_releases(tmp_path, capsys):
     assert cli.main(["triage", str(case), "--bisect"]) == cli.EXIT_USAGE
     assert "--bisect searches torch releases" in capsys.readouterr().err
     assert cli.main(["triage", str(case), "--torch", "nightly"]) == cli.EXIT_USAGE
+
+
+def test_no_wheel_reason_is_uvs_cause_in_one_line():
+    stderr = ("Using CPython 3.13.5+freethreaded interpreter at: /x/python3.13t\n"
+              "error: No solution found when resolving dependencies\n"
+              "  cause: Because torch==2.12.1 has no wheels with a free-threading compatible ABI tag and you "
+              "require torch==2.12.1, we can conclude that your requirements are unsatisfiable.\n")
+    assert torch_envs._no_solution_reason(stderr) == \
+        "torch==2.12.1 has no wheels with a free-threading compatible ABI tag"
