@@ -2,14 +2,12 @@
 
 Runs in an interpreter under test with nothing but torch: for each program,
 ``torch._dynamo.reset(); torch.compile(f, backend=b)(*inputs())`` plus the
-eager call ``f(*inputs())``, all in this one process. Usage:
-
-    python benchmarks/bare_loop.py PROGRAMS.json BACKEND
-
-PROGRAMS.json: {"warmup": {...}, "programs": [{...}, ...]} with each program
-as ``Program.to_json`` writes it (``source``, ``entry``, ``inputs``). Prints
-one JSON line: {"programs": N, "elapsed_s": wall seconds of the timed loop,
-"errors": programs that raised, "rss_mib": resident MiB at the end}.
+eager call ``f(*inputs())``, all in this one process. A server: reads one
+JSON request per line on stdin, ``{"program": {...}, "backend": "eager",
+"index": N}`` (the program as ``Program.to_json`` writes it), runs it and
+answers ``{"elapsed_s": wall seconds, "raised": bool, "rss_mib": ...}``.
+``benchmarks/throughput.py`` interleaves these requests with tcfuzz's runs
+of the same programs, so that a shared machine's load changes both alike.
 """
 
 import contextlib
@@ -54,21 +52,22 @@ def run_one(torch, program, index, backend):
 
 
 def main():
-    path, backend = sys.argv[1], sys.argv[2]
-    spec = json.load(open(path))
-    os.chdir(os.path.dirname(os.path.abspath(path)))
     import torch
     import torch._dynamo
 
-    run_one(torch, spec["warmup"], -1, backend)  # the backend's first compile, not timed
-    errors = 0
-    started = time.perf_counter()
-    for i, program in enumerate(spec["programs"]):
-        errors += run_one(torch, program, i, backend)
-    elapsed_s = time.perf_counter() - started
-    rss_kib = next(int(line.split()[1]) for line in open(f"/proc/{os.getpid()}/status") if line.startswith("VmRSS:"))
-    print(json.dumps({"programs": len(spec["programs"]), "elapsed_s": elapsed_s, "errors": errors,
-                      "rss_mib": round(rss_kib / 1024, 1)}))
+    os.chdir(os.environ.get("TMPDIR", "/tmp"))
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # programs print; replies stay clean
+    for line in sys.stdin:
+        request = json.loads(line)
+        started = time.perf_counter()
+        raised = run_one(torch, request["program"], request["index"], request["backend"])
+        elapsed_s = time.perf_counter() - started
+        for name in [n for n in sys.modules if n.startswith("bare_program_")]:
+            del sys.modules[name]
+        rss_kib = next(int(x.split()[1]) for x in open(f"/proc/{os.getpid()}/status") if x.startswith("VmRSS:"))
+        out.write(json.dumps({"elapsed_s": elapsed_s, "raised": raised, "rss_mib": round(rss_kib / 1024, 1)}) + "\n")
+        out.flush()
 
 
 if __name__ == "__main__":

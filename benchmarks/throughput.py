@@ -10,9 +10,10 @@ Throughput: the same ``--programs`` generated programs run, per backend,
 twice for the flakiness check, the compiled run's calls, comparison, graph
 breaks, JSON over the pipe) and (b) through ``benchmarks/bare_loop.py`` in
 one process of the same interpreter (``torch._dynamo.reset();
-torch.compile(f, backend=b)(*inputs())`` plus the eager call). Both sides
-compile one warm-up program per backend first, untimed, and each side has
-its own fresh Inductor cache folder, so neither profits from the other's
+torch.compile(f, backend=b)(*inputs())`` plus the eager call), interleaved
+program by program so that other load on a shared machine falls on both
+alike. Every side compiles one warm-up program per backend first, untimed,
+and has its own fresh Inductor cache folder, so none profits from another's
 FX-graph cache. tcfuzz runs twice: with its full call plan (harness.execute:
 fresh, cached, guard and shape calls, the last two recompiling) and with the
 first two calls only (fresh + cached: the bare loop's compile work, so the
@@ -49,38 +50,96 @@ WARMUP_SEED_OFFSET = 1_000_000
 RSS_SEED_OFFSET = 2_000_000
 
 
-def bare(interp: interpreters.Interpreter, backend: str, spec_path: Path, cache_dir: str) -> dict:
-    env = interp.environ()
-    env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
-    proc = subprocess.run([str(interp.python), str(ROOT / "benchmarks" / "bare_loop.py"), str(spec_path), backend],
-                          env=env, capture_output=True, text=True, timeout=7200)
-    if proc.returncode != 0:
-        raise SystemExit(f"bare loop failed on {backend}:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+class BareLoop:
+    """benchmarks/bare_loop.py as a server in the interpreter's worker env."""
+
+    def __init__(self, interp: interpreters.Interpreter, cache_dir: str):
+        env = interp.environ()
+        env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
+        self.proc = subprocess.Popen([str(interp.python), str(ROOT / "benchmarks" / "bare_loop.py")], env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.index = 0
+
+    def run(self, program, backend: str) -> dict:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.index += 1
+        self.proc.stdin.write(json.dumps({"program": program.to_json(), "backend": backend, "index": self.index}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"the bare loop died on {backend}")
+        return json.loads(line)
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
 
 
-def through_tcfuzz(interp: interpreters.Interpreter, backend: str, programs: list, warmup, log_dir: Path,
-                   cache_dir: str, calls: int | None = None) -> dict:
+def start_pool(interp: interpreters.Interpreter, log_dir: Path, cache_dir: str) -> WorkerPool:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir  # Interpreter.environ() passes TORCH* on
     try:
-        with WorkerPool([interp], jobs=1, log_dir=log_dir) as pool:
-            pool.start()
-            pool.run_all([Task(warmup, interp.name, backend)])
-            started = time.perf_counter()
-            outcomes = pool.run_all(Task(p, interp.name, backend, calls=calls) for p in programs)
-            elapsed_s = time.perf_counter() - started
-            rss_mib = pool.workers[0].rss_mib
+        pool = WorkerPool([interp], jobs=1, log_dir=log_dir)
+        pool.start()
     finally:
         del os.environ["TORCHINDUCTOR_CACHE_DIR"]
-    verdicts: dict[str, int] = {}
-    for o in outcomes:
-        verdicts[o.verdict.value] = verdicts.get(o.verdict.value, 0) + 1
-    eager_s = sum(sum(c.elapsed_s for c in o.eager) for o in outcomes) * 2  # eager A and B
-    compiled_s = sum(sum(c.elapsed_s for c in o.compiled) for o in outcomes)
-    worker_s = sum(o.elapsed_s for o in outcomes)
-    return {"programs": len(programs), "elapsed_s": elapsed_s, "verdicts": verdicts, "rss_mib": rss_mib,
-            "eager_calls_s": eager_s, "compiled_calls_s": compiled_s,
-            "harness_s": max(0.0, worker_s - eager_s - compiled_s), "host_s": max(0.0, elapsed_s - worker_s)}
+    return pool
+
+
+def measure(interp: interpreters.Interpreter, backend: str, programs: list, warmup, scratch: Path) -> dict:
+    """Each program through the bare loop, tcfuzz (full call plan) and tcfuzz
+    (first two calls), interleaved program by program in rotating order, so
+    that load from other processes falls on all three alike. Times are wall
+    seconds per program as each side's caller sees them (tcfuzz: including
+    the host, the pipe and JSON)."""
+    bare = BareLoop(interp, str(scratch / f"cache-bare-{backend}"))
+    pools = {"full": start_pool(interp, scratch / "logs", str(scratch / f"cache-full-{backend}")),
+             "2 calls": start_pool(interp, scratch / "logs", str(scratch / f"cache-two-{backend}"))}
+    calls = {"full": None, "2 calls": 2}
+    sides = ["bare", "full", "2 calls"]
+    totals = {side: 0.0 for side in sides}
+    per_program: dict[str, list[float]] = {side: [] for side in sides}
+    outcomes: dict[str, list] = {"full": [], "2 calls": []}
+    raised = 0
+    try:
+        bare.run(warmup, backend)  # each side's first compile of the backend, not timed
+        for name, pool in pools.items():
+            pool.run_all([Task(warmup, interp.name, backend, calls=calls[name])])
+        for i, program in enumerate(programs):
+            for side in sides[i % 3:] + sides[:i % 3]:
+                started = time.perf_counter()
+                if side == "bare":
+                    raised += bare.run(program, backend)["raised"]
+                else:
+                    outcomes[side] += pools[side].run_all([Task(program, interp.name, backend, calls=calls[side])])
+                per_program[side].append(time.perf_counter() - started)
+                totals[side] += per_program[side][-1]
+    finally:
+        bare.close()
+        for pool in pools.values():
+            pool.close()
+    result: dict = {"programs": len(programs), "bare_s": totals["bare"], "bare_raised": raised,
+                    "per_program_s": per_program}
+    # tcfuzz skips the compile of a program whose eager runs disagree (flaky);
+    # the bare loop cannot tell and compiles it: compare the others too
+    judged = [i for i, o in enumerate(outcomes["full"]) if o.verdict.value != "flaky"]
+    result["judged"] = len(judged)
+    for side in ("full", "2 calls"):
+        done = outcomes[side]
+        verdicts: dict[str, int] = {}
+        for o in done:
+            verdicts[o.verdict.value] = verdicts.get(o.verdict.value, 0) + 1
+        eager_s = sum(sum(c.elapsed_s for c in o.eager) for o in done) * 2  # eager A and B
+        compiled_s = sum(sum(c.elapsed_s for c in o.compiled) for o in done)
+        worker_s = sum(o.elapsed_s for o in done)
+        judged_ratio = (sum(per_program["bare"][i] for i in judged) / sum(per_program[side][i] for i in judged)
+                        if judged else 0.0)
+        result[side] = {"elapsed_s": totals[side], "ratio": totals["bare"] / totals[side], "verdicts": verdicts,
+                        "ratio_judged": judged_ratio,
+                        "eager_calls_s": eager_s, "compiled_calls_s": compiled_s,
+                        "harness_s": max(0.0, worker_s - eager_s - compiled_s),
+                        "host_s": max(0.0, totals[side] - worker_s)}
+    return result
 
 
 def memory(interp: interpreters.Interpreter, count: int, seed: int, log_dir: Path) -> list[tuple[int, float, float]]:
@@ -117,32 +176,28 @@ def main() -> int:
     programs = [generate(args.seed + i) for i in range(args.programs)]
     warmup = generate(args.seed + WARMUP_SEED_OFFSET)
     scratch = Path(tempfile.mkdtemp(prefix="tcfuzz-throughput-"))
-    spec_path = scratch / "programs.json"
-    spec_path.write_text(json.dumps({"warmup": warmup.to_json(), "programs": [p.to_json() for p in programs]}))
     results: dict = {"python": args.python, "programs": args.programs, "backends": {}}
 
-    print(f"throughput: {args.programs} programs per backend on {args.python}", flush=True)
-    plans = {"full": None, "2 calls": 2}
+    print(f"throughput: {args.programs} programs per backend on {args.python}, interleaved", flush=True)
     for backend in backends:
-        b = bare(interp, backend, spec_path, str(scratch / "cache-bare"))
-        b_rate = b["programs"] / b["elapsed_s"]
-        row = results["backends"][backend] = {"bare": b, "bare_per_s": b_rate}
-        print(f"  {backend:<10} bare loop        {b_rate:6.3f} prog/s ({b['errors']} programs raised)", flush=True)
-        for plan, calls in plans.items():
-            t = through_tcfuzz(interp, backend, programs, warmup, scratch / "logs",
-                               str(scratch / f"cache-tcfuzz-{calls}"), calls=calls)
-            t_rate = t["programs"] / t["elapsed_s"]
-            row[plan] = {**t, "per_s": t_rate, "ratio": t_rate / b_rate}
-            print(f"  {backend:<10} tcfuzz {plan:<9} {t_rate:6.3f} prog/s  ratio {t_rate / b_rate:5.2f}  "
-                  f"(eager calls {t['eager_calls_s']:.1f} s, compiled calls {t['compiled_calls_s']:.1f} s, "
-                  f"rest of harness {t['harness_s']:.1f} s, host+protocol {t['host_s']:.1f} s; {t['verdicts']})",
-                  flush=True)
+        r = results["backends"][backend] = measure(interp, backend, programs, warmup, scratch)
+        print(f"  {backend:<10} bare loop {r['programs'] / r['bare_s']:.3f} prog/s ({r['bare_raised']} raised)",
+              flush=True)
+        for side in ("full", "2 calls"):
+            t = r[side]
+            print(f"  {backend:<10} tcfuzz {side:<8} {r['programs'] / t['elapsed_s']:.3f} prog/s  ratio {t['ratio']:.2f} "
+                  f"(on the {r['judged']} non-flaky programs {t['ratio_judged']:.2f}) "
+                  f"(eager calls {t['eager_calls_s']:.1f} s, compiled calls {t['compiled_calls_s']:.1f} s, rest of "
+                  f"harness {t['harness_s']:.1f} s, host+protocol {t['host_s']:.1f} s; {t['verdicts']})", flush=True)
 
-    print("\n| backend | bare prog/s | tcfuzz prog/s (full call plan) | ratio | tcfuzz prog/s (fresh+cached calls) | ratio |")
-    print("|---|---|---|---|---|---|")
+    print("\n| backend | bare prog/s | tcfuzz prog/s (full call plan) | ratio | ratio, non-flaky | "
+          "tcfuzz prog/s (fresh+cached calls) | ratio | ratio, non-flaky |")
+    print("|---|---|---|---|---|---|---|---|")
     for backend, r in results["backends"].items():
-        print(f"| {backend} | {r['bare_per_s']:.3f} | {r['full']['per_s']:.3f} | {r['full']['ratio']:.2f} | "
-              f"{r['2 calls']['per_s']:.3f} | {r['2 calls']['ratio']:.2f} |")
+        n = r["programs"]
+        print(f"| {backend} | {n / r['bare_s']:.3f} | {n / r['full']['elapsed_s']:.3f} | {r['full']['ratio']:.2f} | "
+              f"{r['full']['ratio_judged']:.2f} | {n / r['2 calls']['elapsed_s']:.3f} | {r['2 calls']['ratio']:.2f} | "
+              f"{r['2 calls']['ratio_judged']:.2f} |")
 
     if args.rss_programs:
         print(f"\nmemory: {args.rss_programs} programs on one {args.python} worker (eager, no recycling)", flush=True)
