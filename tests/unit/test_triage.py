@@ -230,3 +230,30 @@ def test_no_wheel_reason_is_uvs_cause_in_one_line():
               "require torch==2.12.1, we can conclude that your requirements are unsatisfiable.\n")
     assert torch_envs._no_solution_reason(stderr) == \
         "torch==2.12.1 has no wheels with a free-threading compatible ABI tag"
+
+
+def test_env_is_made_with_uv_from_the_given_index(tmp_path, monkeypatch):
+    commands = []
+
+    class Done:
+        returncode, stdout, stderr = 0, "", ""
+
+    def fake_run(command, **kwargs):
+        commands.append(command)
+        if command[1] == "venv":
+            (Path(command[-1]) / "bin").mkdir(parents=True)
+        return Done()
+
+    monkeypatch.setattr(torch_envs.subprocess, "run", fake_run)
+    base = Interpreter("3.12", tmp_path / "py312" / "bin" / "python")
+    env = torch_envs.ensure_env(base, "2.13.0.dev20261201", index_url="https://nightly.example/whl",
+                                root=tmp_path / "envs")
+    assert env.available and env.interpreter.python.parent.parent.name.startswith("3.12-torch2.13.0.dev20261201-")
+    venv, install = commands
+    assert venv[1:3] == ["venv", "--quiet"]
+    assert install[1:4] == ["pip", "install", "--no-build"]
+    assert "torch==2.13.0.dev20261201" in install and "numpy<2.5" in install
+    assert install[-2:] == ["--index-url", "https://nightly.example/whl"]
+    # made once: the second call finds the ready marker
+    torch_envs.ensure_env(base, "2.13.0.dev20261201", index_url="https://nightly.example/whl", root=tmp_path / "envs")
+    assert len(commands) == 2
