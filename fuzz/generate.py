@@ -80,7 +80,6 @@ FEATURES: tuple[str, ...] = (
     "dict-arg",         # a dict argument, mutated by f
     "int64",            # an extra int64 tensor argument
     "list-arg",         # a list argument, mutated by f
-    "new-shapes",       # the second call's inputs have another leading dim (recompile)
     "non-contiguous",   # t1 is a strided view
     "object-arg",       # a small object argument, mutated by f
     "one-element",      # an extra 1-element tensor argument
@@ -281,10 +280,11 @@ _EXTRA_PRELUDE: dict[str, tuple[str, ...]] = {
 # Chance that f gets extra arguments, and the most it gets, in percent / count.
 EXTRA_ARGS_PERCENT = 45
 MAX_EXTRA_ARGS = 2
-# Chance that t1 is a non-contiguous view, and that the second call gets new
-# shapes, in percent.
+# Chance that t1 is a non-contiguous view, in percent. (New shapes on a later
+# call come from the harness's call plan: harness.execute's "shape" call grows
+# the inputs, so inputs() itself stays a pure function: the harness may call it
+# more often in one run than in another.)
 NON_CONTIGUOUS_PERCENT = 20
-NEW_SHAPES_PERCENT = 25
 
 _DICT_KEYS: tuple[str, ...] = ("a", "b", "c", "d", "e")
 _EXCEPTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -964,9 +964,6 @@ class _Writer(ConstructWriter):
                 kind = self._pick(kinds)
                 if kind not in extras:
                     extras.append(kind)
-        # the second call's leading dim, when it differs (out-of-range indices
-        # stay out of range: it only shrinks)
-        new_shapes = shape[0] >= 2 and self._chance(NEW_SHAPES_PERCENT)
         scalar = self._pick(("0.5", "-1.5", "2"))
 
         params = ["t0", "t1", "n"] + [f"a{i}" for i in range(len(extras))]
@@ -1021,26 +1018,20 @@ class _Writer(ConstructWriter):
                     dims=", ".join(map(str, dims0)), last=dims0[-1], scalar=scalar))
             return f"({', '.join(values)})"
 
-        inputs = ["", "", "def inputs():"]
-        if new_shapes:
-            self._features.add("new-shapes")
-            inputs.append("    CALLS[0] += 1")
-        inputs.append(f"    g = torch.Generator().manual_seed({rng_seed})")
-        if new_shapes:
-            smaller = (shape[0] - 1,) + shape[1:]
-            other_smaller = (shape[0] - 1,) + other[1:] if len(other) == len(shape) and other[0] == shape[0] else other
-            inputs.append("    if CALLS[0] % 2 == 0:")
-            inputs.append(f"        return {arguments(smaller, other_smaller)}")
-        inputs.append(f"    return {arguments(shape, other)}")
-        inputs.append("")
+        inputs = [
+            "",
+            "",
+            "def inputs():",
+            f"    g = torch.Generator().manual_seed({rng_seed})",
+            f"    return {arguments(shape, other)}",
+            "",
+        ]
 
         head = ["import torch"]
         blocks: list[tuple[str, ...]] = [PRELUDE[name] for name in self._prelude]
         if self._prelude_lines:
             blocks.append(tuple(self._prelude_lines))
         blocks += [_EXTRA_PRELUDE[kind] for kind in extras if kind in _EXTRA_PRELUDE]
-        if new_shapes:
-            blocks.append(("# calls of inputs() so far: the second call gets new shapes", "CALLS = [0]"))
         imports = [b for b in blocks if all(line.startswith("import ") for line in b)]
         for block in imports:
             head += list(block)
@@ -1068,7 +1059,7 @@ def programs(weights: dict[str, float] | None = None) -> st.SearchStrategy[Progr
     ``_EXTRA_ARGS`` (int64, bool, bfloat16, 0-size and 1-element tensors, a
     leaf that requires grad, a Python scalar, tuple, list, dict or object);
     and ``inputs()``, which builds them from a seeded ``torch.Generator``
-    (for "new-shapes" programs, the second call's leading dim is one less).
+    (a pure function: the harness grows the shapes for its recompile call).
     ``features`` is the sorted tuple of construct names (from ``FEATURES``)
     the program uses. ``weights`` multiplies the statement table's weights by
     kind (keys from ``STATEMENT_KINDS``). Shrinks towards fewer and simpler

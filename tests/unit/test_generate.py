@@ -169,8 +169,6 @@ def input_features(tree: ast.Module) -> set[str]:
     found = {extra_argument_kind(node) for node in first_call_arguments(tree)[3:]}
     if isinstance(first_call_arguments(tree)[1], ast.Subscript):
         found.add("non-contiguous")
-    if any(isinstance(n, ast.If) for n in ast.walk(function(tree, "inputs"))):
-        found.add("new-shapes")
     return found
 
 
