@@ -145,6 +145,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     if args.no_feedback:
         config.feedback = False
+    if args.sources:
+        from fuzz.sources import SourceMix
+
+        try:
+            config.sources = SourceMix.parse(args.sources)
+        except ValueError as e:
+            raise UsageError(f"--sources: {e}") from None
     with _progress_display() as show:
         result = Campaign(config, on_progress=show).run()
     return _print_run(result, name, out)
@@ -480,6 +487,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="replace a worker whose resident memory after a program exceeds this (default 6144)")
     run.add_argument("--no-feedback", action="store_true",
                      help="programs a function of the seed alone (shards then merge into exactly one run's buckets)")
+    run.add_argument("--sources", help="where programs come from, with shares "
+                                       "(default ours=0.8,mutation=0.1,hypothesmith=0.1)")
     run.set_defaults(func=cmd_run)
 
     repro = sub.add_parser("repro", help="run one case on every interpreter x backend")

@@ -1,0 +1,88 @@
+"""Tests of `tcfuzz coverage` (fuzz.coverage, harness.coverage_probe).
+
+The opcode census runs here with the host interpreter's compiler (no torch);
+the slow test probes a worker env for real."""
+
+from __future__ import annotations
+
+import dis
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fuzz.cli import EXIT_USAGE, main
+from fuzz.coverage import JSON_KEYS, as_json, render_table
+from harness.coverage_probe import code_objects, opnames, real_opcodes
+
+ROOT = Path(__file__).resolve().parents[2]
+
+NESTED = '''
+def outer(xs):
+    class Box:
+        def method(self):
+            return [x for x in xs]
+    async def co():
+        async with ctx() as c:
+            await c
+    assert xs, "empty"
+    import math
+    return Box, co
+'''
+
+
+def test_opcodes_come_from_every_nested_code_object() -> None:
+    code = compile(NESTED, "<nested>", "exec")
+    names = {c.co_name for c in code_objects(code)}
+    assert {"outer", "Box", "method", "co"} <= names
+    seen = opnames(code)
+    assert {"LOAD_BUILD_CLASS", "IMPORT_NAME", "LOAD_ASSERTION_ERROR", "BEFORE_ASYNC_WITH", "GET_AWAITABLE"} <= seen
+    assert seen <= set(dis.opname)
+
+
+def test_real_opcodes_leave_out_pseudo_instructions() -> None:
+    real = real_opcodes()
+    assert "RESUME" in real and "LOAD_CONST" in real
+    assert all(dis.opmap[name] <= 255 for name in real)
+    if sys.version_info >= (3, 12):
+        assert "SETUP_FINALLY" not in real and "POP_BLOCK" not in real
+
+
+def test_json_output_has_exactly_the_documented_keys() -> None:
+    measured = {"interpreters": {"3.12": {
+        "opcodes_seen": ["RESUME"], "dynamo_opcodes": ["RESUME", "NOP"], "dynamo_opcode_coverage": 0.5,
+        "dynamo_line_coverage": None, "programs": 3, "all_opcodes": ["RESUME"], "dynamo_opcodes_missed": ["NOP"],
+    }}}
+    out = as_json(measured)
+    assert list(out) == ["interpreters"]
+    assert set(out["interpreters"]["3.12"]) == set(JSON_KEYS)
+    table = render_table(measured, "ours")
+    assert "3.12" in table and "1/2" in table and "NOP" in table
+
+
+def test_bad_arguments_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["coverage", "--generator", "nnsmith"]) == EXIT_USAGE
+    assert "Expected --generator" in capsys.readouterr().err
+    assert main(["coverage", "--programs", "0"]) == EXIT_USAGE
+    assert main(["run", "--sources", "ours=x", "--programs", "1", "--out", "/nonexistent/tcfuzz"]) == EXIT_USAGE
+    assert "--sources" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_coverage_json_on_a_worker_env(tmp_path: Path) -> None:
+    """20 programs, opcodes only, on 3.12: the JSON shape and a high opcode coverage."""
+    python = ROOT / ".tox" / "py312" / "bin" / "python"
+    if not python.exists():
+        pytest.skip("no worker env for 3.12: run scripts/provision.sh")
+    done = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "tcfuzz"), "coverage", "--programs", "20", "--python", "3.12",
+         "--no-lines", "--json"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT, check=True,
+    )
+    entry = json.loads(done.stdout)["interpreters"]["3.12"]
+    assert set(entry) == set(JSON_KEYS)
+    assert entry["programs"] == 20 and entry["dynamo_line_coverage"] is None
+    assert set(entry["opcodes_seen"]) & set(entry["dynamo_opcodes"])
+    assert entry["dynamo_opcode_coverage"] >= 0.8
