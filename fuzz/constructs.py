@@ -272,10 +272,6 @@ class ConstructWriter:
             self._features.add("graph-break")
             self._emit(scope, "torch._dynamo.graph_break()", extra)
 
-    def _inner(self, scope: Any, **changes: Any) -> Any:
-        """Scope for a construct's body, one level deeper."""
-        return scope.block(**changes)
-
     def _tensors(self, scope: Any, count: int) -> str:
         return ", ".join(self._pick(scope.tensors) for _ in range(count))
 

@@ -1,6 +1,6 @@
 """Feedback: steer generation towards the constructs that find new behaviour.
 
-After lafleur's coverage-guided mutator choice (``lafleur/mutator.py``
+After lafleur's coverage-guided mutator choice (the CPython JIT fuzzer
 weights each mutator by how often it led to new coverage): every feature a
 program used is credited when the program produced new behaviour, here a new
 bucket in this campaign (a new graph-break ``gb_type`` on some interpreter,

@@ -1,11 +1,16 @@
 """Program generation: Hypothesis strategies that write small torch programs.
 
-``programs()`` draws one ``Program``: a module defining ``f(t0, t1, n)`` and
-``inputs()``. ``f`` mixes tensor arithmetic with the Python constructs that
+``programs()`` draws one ``Program``: a module defining ``f(t0, t1, n, *extras)``
+and ``inputs()``. ``f`` mixes tensor arithmetic with the Python constructs that
 Dynamo has to trace (branches on tensors, loops, closures, ``nonlocal``,
 container mutation, ``try``, ``with``, comprehensions, generators, in-place
-argument mutation, ``print``) and calls ``torch._dynamo.graph_break()`` at
-random statement boundaries, inside those constructs too.
+argument mutation, ``print``, and the constructs of ``fuzz.constructs``:
+generators driven by ``send``, ``except*``, ``match``, classes, ``async def``,
+...) and calls ``torch._dynamo.graph_break()`` at random statement
+boundaries, inside those constructs too. Extra arguments bring other dtypes
+(int64, bool, bfloat16), 0-size and 1-element tensors, leaves that require
+grad (f runs backward and returns the gradient), Python scalars, tuples,
+lists, dicts and objects.
 
 The programs are written for a differential oracle that compares eager and
 compiled results with a relative tolerance of 1e-4, so the generator keeps
