@@ -1,0 +1,41 @@
+"""`tcfuzz repro CASE --markdown`: the block for a PyTorch issue, from a faked replay."""
+
+from harness.outcome import CallResult, InterpreterInfo, Outcome, Verdict
+from harness.program import Program
+from fuzz import cli, corpus, interpreters
+from fuzz.signature import Signature
+
+PROGRAM = "import torch\n\ndef f(x):\n    return x.sin()\n\ndef inputs():\n    return (torch.ones(3),)\n"
+
+
+def test_repro_markdown_has_case_versions_observed_expected_and_command(capsys, monkeypatch, tmp_path):
+    sig = Signature("divergence", "tcfuzz_add_one", "value", ("3.12",))
+    path = corpus.write_case(corpus.case_path(tmp_path, sig),
+                             corpus.render_case(Program(PROGRAM), sig, backend="tcfuzz_add_one"))
+    infos = {"3.12": InterpreterInfo("3.12", "3.12.1", False, True, "2.12.0+cu130"),
+             "3.13": InterpreterInfo("3.13", "3.13.0", False, True, "2.12.0+cu130")}
+    outcomes = [
+        Outcome(program_id="p", interpreter="3.12", backend="tcfuzz_add_one", verdict=Verdict.DIVERGENCE,
+                aspect="value", eager=[CallResult(value="tensor([0.8415, 0.8415, 0.8415])")],
+                compiled=[CallResult(value="tensor([1.8415, 1.8415, 1.8415])")]),
+        Outcome(program_id="p", interpreter="3.13", backend="tcfuzz_add_one", verdict=Verdict.MATCH,
+                eager=[CallResult(value="tensor([0.8415, 0.8415, 0.8415])")],
+                compiled=[CallResult(value="tensor([0.8415, 0.8415, 0.8415])")]),
+    ]
+
+    def fake_matrix(program, interps, backends, *, fullgraph, device, log_dir, infos=None):
+        infos.update(infos_by_name)
+        return outcomes
+
+    infos_by_name = infos
+    monkeypatch.setattr(cli, "_run_matrix", fake_matrix)
+    monkeypatch.setattr(interpreters, "parse_list", lambda v: [interpreters.Interpreter(n, tmp_path / "python")
+                                                              for n in ("3.12", "3.13")])
+    code = cli.main(["repro", str(path), "--markdown", "--python", "3.12,3.13"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "```python\n# /// script" in out and "def f(x):" in out  # the whole case, runnable
+    assert f"python {path}" in out
+    assert "| 3.12 | 3.12.1 | 2.12.0+cu130 | no |" in out
+    assert "| 3.12 | tcfuzz_add_one | divergence | tensor([1.8415, 1.8415, 1.8415]) | tensor([0.8415, 0.8415, 0.8415]) |" in out
+    assert "| 3.13 | tcfuzz_add_one | match |" in out
