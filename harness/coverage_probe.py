@@ -37,6 +37,7 @@ import json
 import os
 import signal
 import sys
+import tempfile
 import types
 from typing import Any
 
@@ -88,17 +89,25 @@ def _alarm(signum: int, frame: Any) -> None:
     raise _Timeout()
 
 
-def run_compiled(source: str, index: int, timeout_s: float) -> str:
+def run_compiled(source: str, index: int, timeout_s: float, workdir: str) -> str:
     """Run one program's entry under ``backend="eager"``; the outcome as a word."""
     import torch
     import torch._dynamo
 
     torch._dynamo.reset()
-    module = types.ModuleType(f"tcfuzz_probe_{index}")
+    # Dynamo imports a frame's module by name and reads its source file, as
+    # for any module: register it and give it a real file (as harness.execute does)
+    name = f"tcfuzz_probe_{index}"
+    module = types.ModuleType(name)
+    path = os.path.join(workdir, f"{name}.py")
+    with open(path, "w") as fh:
+        fh.write(source)
+    module.__file__ = path
+    sys.modules[name] = module
     signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            exec(compile(source, f"<program {index}>", "exec"), module.__dict__)
+            exec(compile(source, path, "exec"), module.__dict__)
             compiled = torch.compile(module.f, backend="eager")
             for _ in range(CALLS):
                 torch.manual_seed(0)
@@ -109,9 +118,10 @@ def run_compiled(source: str, index: int, timeout_s: float) -> str:
     except BaseException as e:  # the program's failure is data here too
         if isinstance(e, KeyboardInterrupt):
             raise
-        return "raised"
+        return f"raised {type(e).__name__}"
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        sys.modules.pop(name, None)
         torch._dynamo.reset()
 
 
@@ -124,13 +134,14 @@ def line_coverage(sources: list[str], timeout_s: float) -> dict[str, Any]:
     cov = coverage.Coverage(data_file=None, include=[os.path.join(root, "*")], branch=False)
     outcomes: dict[str, int] = {}
     signal.signal(signal.SIGALRM, _alarm)
-    cov.start()
-    try:
-        for index, source in enumerate(sources):
-            word = run_compiled(source, index, timeout_s)
-            outcomes[word] = outcomes.get(word, 0) + 1
-    finally:
-        cov.stop()
+    with tempfile.TemporaryDirectory(prefix="tcfuzz-probe-") as workdir:
+        cov.start()
+        try:
+            for index, source in enumerate(sources):
+                word = run_compiled(source, index, timeout_s, workdir)
+                outcomes[word] = outcomes.get(word, 0) + 1
+        finally:
+            cov.stop()
     statements = executed = 0
     for folder, _, files in os.walk(root):
         for name in files:
