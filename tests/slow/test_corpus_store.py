@@ -69,8 +69,9 @@ def test_kill_9_while_writing_leaves_only_whole_cases(tmp_path):
 
 def test_replay_reports_known_failures_and_fails_on_a_regression(tmp_path):
     """`pytest -p harness.corpus_plugin DIR` on a corpus of two planted-backend
-    cases that always reproduce: the open one is a known failure (xfail), the
-    one marked fixed is a regression and fails the run."""
+    cases that always reproduce and one that no longer does: the open one is a
+    known failure (xfail), the one marked fixed is a regression and fails the
+    run, the third passes and is listed as FIXED."""
     require_env("3.12")
     sig = Signature("divergence", "tcfuzz_add_one", "value", ("3.12",))
     other = Signature("divergence", "tcfuzz_add_one", "value", ("3.12", "3.13"))
@@ -79,13 +80,16 @@ def test_replay_reports_known_failures_and_fails_on_a_regression(tmp_path):
     fixed = corpus.write_case(corpus.case_path(tmp_path, other),
                               corpus.render_case(Program(PROGRAM), other, backend="tcfuzz_add_one",
                                                  meta={"status": "fixed"}))
+    gone = Signature("divergence", "dynamo", "value", ("3.12",))  # eager backend: no divergence, so "fixed"
+    corpus.write_case(corpus.case_path(tmp_path, gone), corpus.render_case(Program(PROGRAM), gone, backend="eager"))
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     proc = subprocess.run([str(env_python("3.12")), "-m", "pytest", "-p", "harness.corpus_plugin", "-p",
-                           "no:cacheprovider", "-rxX", str(tmp_path), "--tcfuzz-record"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                           "no:cacheprovider", "-n", "3", "-rxX", str(tmp_path), "--tcfuzz-record"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
-    assert "1 failed, 1 xfailed" in out and "REGRESSION" in out and fixed.name in out, out
+    assert "1 failed, 1 passed, 1 xfailed" in out and "REGRESSION" in out and fixed.name in out, out
+    assert f"FIXED: {corpus.case_path(tmp_path, gone)} no longer reproduces on 3.12" in out, out
     _, meta = corpus.read_case(fixed)
     assert meta["replay"] == {"3.12/2.12.0": "reproduces"}
