@@ -97,6 +97,22 @@ COMPILER_PACKAGES = ("torch/_dynamo/", "torch/_inductor/", "torch/_functorch/", 
 WRAPPER_FRAMES = ("torch/_dynamo/eval_frame.py:_fn", "torch/_compile.py:inner", "torch/utils/_stats.py:wrapper")
 
 
+def raised_in_compiler(exc: BaseException) -> bool:
+    """True if the deepest exception of ``exc``'s chain was raised by a frame
+    of the compiler itself (COMPILER_PACKAGES): an ``assert`` or a
+    ``KeyError`` inside Dynamo is torch's own error whatever its type, not
+    the program's."""
+    chain = [exc]
+    while (nxt := chain[-1].__cause__ or chain[-1].__context__) is not None and len(chain) < 10:
+        chain.append(nxt)
+    frames = traceback.extract_tb(chain[-1].__traceback__)
+    if not frames:
+        return False
+    path = frames[-1].filename.replace(os.sep, "/")
+    where = "torch/" + path.rsplit("/torch/", 1)[1] + ":" + frames[-1].name if "/torch/" in path else ""
+    return where.startswith(COMPILER_PACKAGES) and where not in WRAPPER_FRAMES
+
+
 def innermost_torch_frame(exc: BaseException) -> str:
     """``torch/<path>:<function>`` of the innermost compiler frame
     (COMPILER_PACKAGES) of the deepest exception in the cause chain, or of its
@@ -388,7 +404,8 @@ def run_program(
         outcome.graph_breaks = list(breaks)
 
         for a, b in zip(eager_a.calls, compiled.calls):
-            if b.exc is not None and is_torch_error(b.exc) and (a.exc is None or type(a.exc) is not type(b.exc)):
+            if b.exc is not None and (is_torch_error(b.exc) or raised_in_compiler(b.exc)) and (
+                    a.exc is None or type(a.exc) is not type(b.exc)):
                 outcome.verdict = Verdict.COMPILE_ERROR
                 outcome.call = b.result.label
                 outcome.error_type = root_error_type(b.exc)

@@ -97,3 +97,21 @@ def test_force_eager_stance_and_identity_backend_report_match(tmp_path):
 def test_a_wrong_backend_diverges_on_value(tmp_path):
     outcome = execute.run_program(Program(PROGRAM), "tcfuzz_add_one", interpreter="test", workdir=str(tmp_path))
     assert (outcome.verdict.value, outcome.aspect, outcome.call) == ("divergence", "value", "fresh")
+
+
+def _raise_from(filename: str, exc: str):
+    namespace: dict = {}
+    exec(compile(f"def boom():\n    raise {exc}\n", filename, "exec"), namespace)
+    try:
+        namespace["boom"]()
+    except Exception as e:
+        return e
+
+
+def test_an_assert_inside_dynamo_is_torch_s_own_error_but_a_user_s_is_not():
+    inside = _raise_from("/env/site-packages/torch/_dynamo/bytecode_transformation.py", "AssertionError()")
+    user = _raise_from("/tmp/prog_1.py", "AssertionError()")
+    op = _raise_from("/env/site-packages/torch/_ops.py", "RuntimeError('shape')")
+    assert execute.raised_in_compiler(inside)
+    assert not execute.raised_in_compiler(user) and not execute.raised_in_compiler(op)
+    assert execute.innermost_torch_frame(inside) == "torch/_dynamo/bytecode_transformation.py:boom"
