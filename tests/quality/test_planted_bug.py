@@ -1,5 +1,6 @@
 """The fuzzer finds a planted bug, files minimised standalone cases, and the
-real backends report no divergence on the same programs."""
+real backends report nothing on the same programs but torch bugs already in
+the corpus."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import subprocess
 import pytest
 
 from fuzz import cli, corpus, interpreters
-from fuzz.campaign import Campaign, CampaignConfig
-from tests.conftest import env_python
+from fuzz.campaign import Campaign, CampaignConfig, known_signature_ids
+from tests.conftest import ROOT, env_python
 
 pytestmark = pytest.mark.slow
 
@@ -47,8 +48,12 @@ def test_planted_wrong_backend_is_found_minimised_and_reproducible(tmp_path, ava
                          "--log-dir", str(tmp_path / "logs")]) == 1
 
 
-def test_real_backends_report_no_divergence_on_the_same_programs(tmp_path, available_pythons):
+def test_real_backends_report_only_known_bugs_on_the_same_programs(tmp_path, available_pythons):
     summary = campaign(tmp_path, available_pythons, ["eager", "aot_eager"], minimise=False).summary
     assert summary["programs"] == PROGRAMS
-    bad = {k: summary["verdicts"][k] for k in ("divergence", "compile-error", "crash", "timeout")}
-    assert bad == {k: 0 for k in bad}, summary["buckets"]
+    # the programs can hit real Dynamo bugs (these seeds reach a caught op error
+    # that escapes as TorchRuntimeError): each must be a bucket the corpus holds
+    known = known_signature_ids(ROOT / "corpus")
+    unknown = [b["signature"] for b in summary["buckets"]
+               if not b["kind"].startswith("graph-break") and b["id"] not in known]
+    assert unknown == []
