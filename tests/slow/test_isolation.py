@@ -42,10 +42,21 @@ def test_program_after_a_hundred_others_matches_a_fresh_worker(tmp_path):
     probes = [STATEFUL, Program.from_file(KNOWN_BUGS / "grad_ctx_object_crosses_graph_break.py"), generate(7)]
     long_lived = Worker(interp, tmp_path)
     try:
-        for seed in range(100):
-            long_lived.run(Task(generate(1000 + seed), "3.11", "eager"))
-        assert long_lived.programs_run == 100  # same process throughout: no crash or restart
+        # a generated program may find a crash or hang, and then the worker is
+        # replaced: count the programs one process has run, up to a hundred
+        in_process, pid, seed = 0, None, 999
+        while in_process < 100 and seed < 1200:
+            seed += 1
+            program = generate(seed)
+            if "while True" in program.source:  # Dynamo hangs on some (corpus/timeout/bc26fbb9f6fe): not this test's subject
+                continue
+            long_lived.run(Task(program, "3.11", "eager"))
+            current = long_lived.proc.pid if long_lived.proc is not None and long_lived.proc.poll() is None else None
+            in_process = in_process + 1 if current is not None and current == pid else int(current is not None)
+            pid = current
+        assert in_process == 100, f"the worker was replaced too often (seeds 1000-{seed} for 100 in one process)"
         after = [long_lived.run(Task(p, "3.11", "eager")) for p in probes]
+        assert long_lived.proc.pid == pid  # the probes ran in that same process
     finally:
         long_lived.close()
     for probe, seen_after in zip(probes, after):
