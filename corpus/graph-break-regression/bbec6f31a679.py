@@ -1,0 +1,44 @@
+# /// script
+# requires-python = ">=3.11"
+# dependencies = ["torch==2.12.0"]
+# [tool.tcfuzz]
+# signature = "graph-break-regression|dynamo|Read uninitialized cell [absent on 3.12, 3.13, 3.13t]|3.11"
+# kind = "graph-break-regression"
+# stage = "dynamo"
+# interpreters = ["3.11"]
+# backend = "eager"
+# device = "cpu"
+# torch = "2.12.0+cu130"
+# first-seen = "2026-11-30"
+# last-seen = "2026-11-30"
+# generator = "tcfuzz.v2"
+# seed = 2078700001
+# count = 1
+# status = "open"
+# replay = {"3.11/2.12.0" = "reproduces", "3.12/2.12.0" = "does not reproduce", "3.13/2.12.0" = "does not reproduce", "3.13t/2.12.0" = "does not reproduce"}
+# ///
+
+
+import torch
+
+def f(t0, t1):
+    t2 = torch.cos(torch.atan(t1).abs())
+    xs2 = [(y3 := torch.tanh(v)) * 0.5 for v in (t2, t0)]
+
+def inputs():
+    g = torch.Generator().manual_seed(1722782781)
+    return (torch.randn(1, 1, generator=g), torch.randn(1, 1, generator=g))
+
+
+GB_TYPE = "Read uninitialized cell"
+
+if __name__ == "__main__":  # exit 1 while Dynamo still breaks the graph for this reason
+    import sys
+    from torch._dynamo.utils import counters
+    compiled = torch.compile(f, backend="eager")
+    for _ in range(2):
+        try: compiled(*inputs())
+        except Exception as e: print(f"raised {type(e).__name__}: {e}")
+    breaks = [m.splitlines()[0] for c in ("graph_break", "unimplemented") for m in counters[c]]
+    print("graph breaks:", breaks)
+    sys.exit(GB_TYPE in breaks)
