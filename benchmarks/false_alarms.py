@@ -18,7 +18,6 @@ table per interpreter x backend and the false-alarm rate.
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import sys
 from collections import Counter
 from pathlib import Path
@@ -26,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.outcome import Outcome  # noqa: E402
 from fuzz import corpus  # noqa: E402
+from fuzz.database import CampaignDB  # noqa: E402
 from fuzz.signature import Signature, causes, interpreter_order  # noqa: E402
 
 SEMANTICS_PRESERVING = ("tcfuzz_force_eager",)
@@ -48,10 +47,8 @@ def main() -> int:
     parser.add_argument("campaign", type=Path, help="campaign folder (holds campaign.sqlite)")
     parser.add_argument("--corpus", type=Path, default=ROOT / "corpus")
     args = parser.parse_args()
-    db = sqlite3.connect(args.campaign / "campaign.sqlite")
-    import json
-
-    outcomes = [Outcome.from_json(json.loads(r[0])) for r in db.execute("SELECT outcome FROM runs")]
+    db = CampaignDB(args.campaign / "campaign.sqlite")
+    outcomes = db.outcomes()
     known = known_causes(args.corpus)
     runs: Counter = Counter()
     alarms: Counter = Counter()
@@ -69,7 +66,7 @@ def main() -> int:
             explained[cell] += 1
         else:
             unexplained.append(f"{o.program_id} {o.interpreter} {o.backend}: {bug[0]} {bug[1]}")
-    programs = db.execute("SELECT COUNT(*) FROM programs WHERE done = 1").fetchone()[0]
+    programs = db.programs_done()
     print(f"{programs} programs, {len(outcomes)} runs ({args.campaign})\n")
     print(f"{'python':7} {'backend':20} {'runs':>6} {'bug verdicts':>13} {'known bugs':>11} {'false alarms':>13}")
     for cell in sorted(runs, key=lambda c: (interpreter_order(c[0]), c[1])):

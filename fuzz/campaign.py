@@ -361,8 +361,7 @@ class Campaign:
                     self.progress.new_buckets += 1
                     self.new[sig.key] = (finding, program)
                     log.info("new bucket %s: %s", sig.id, sig.describe())
-            if sig.kind == "divergence" and (sig.key, program.program_id) not in (
-                    (f.signature.key, p.program_id) for f, p in self.new.values()):
+            if sig.kind == "divergence" and self.new.get(sig.key, (None, None))[1] is not program:
                 # a wrong result's bucket is only known after minimisation (its
                 # language features): keep a few more programs that show it
                 extra = self.candidates.setdefault(sig.key, [])

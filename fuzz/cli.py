@@ -255,23 +255,23 @@ def pattern(outcomes: list[Outcome], interps: list[str], backends: list[str]) ->
     return name_pattern({(o.interpreter, o.backend) for o in outcomes if o.verdict.is_bug}, interps, backends)
 
 
-def cmd_repro(args: argparse.Namespace, *, triage: bool = False) -> int:
+def cmd_repro(args: argparse.Namespace) -> int:
     program, meta = load_case(args.case)
     args.device = args.device or meta.get("device", "cpu")  # a case found on cuda runs there
     args.fullgraph = args.fullgraph or bool(meta.get("fullgraph", False))
     interps = check_device(args.device, interpreters.parse_list(args.python))
-    backends = parse_backends(args.backend or (None if triage else meta.get("backend")))
-    if getattr(args, "bisect", False):  # Inductor-only needs the rungs below it too
+    backends = parse_backends(args.backend or meta.get("backend"))
+    if args.bisect:  # Inductor-only needs the rungs below it too
         backends += [b for b in ("aot_eager", "inductor") if b not in backends]
     names = [i.name for i in interps]
     infos: dict[str, Any] = {}
     outcomes = _run_matrix(program, interps, backends, fullgraph=args.fullgraph, device=args.device,
                            log_dir=Path(args.log_dir), infos=infos)
-    blamed = _bisect(args, program, interps, outcomes) if getattr(args, "bisect", False) else None
-    if getattr(args, "json", False):
+    blamed = _bisect(args, program, meta, interps, outcomes) if args.bisect else None
+    if args.json:
         print(json.dumps({"case": args.case, "pattern": pattern(outcomes, names, backends),
                           "outcomes": [o.to_json() for o in outcomes], "bisect": blamed}, indent=2))
-    elif getattr(args, "markdown", False):
+    elif args.markdown:
         from fuzz import issue
 
         sys.stdout.write(issue.render_markdown(args.case, Path(args.case).read_text(), meta, outcomes, infos))
@@ -289,10 +289,8 @@ def cmd_repro(args: argparse.Namespace, *, triage: bool = False) -> int:
 
             print(f"\n{blamed['interpreter']}: {inductor_bisect.describe(blamed)}" if blamed.get("interpreter")
                   else "\n--bisect: no Inductor-only finding to bisect (a lower backend shows it, or nothing does)")
-    if getattr(args, "save", None):
+    if args.save:
         _save_findings(args, program, interps, outcomes)
-    if triage:
-        return EXIT_OK
     return EXIT_FOUND if any(o.verdict.is_bug for o in outcomes) else EXIT_OK
 
 
@@ -315,8 +313,8 @@ def _save_findings(args: argparse.Namespace, program: Program, interps: list[int
                   file=sys.stderr)
 
 
-def _bisect(args: argparse.Namespace, program: Program, interps: list[interpreters.Interpreter],
-            outcomes: list[Outcome]) -> dict[str, Any]:
+def _bisect(args: argparse.Namespace, program: Program, meta: dict[str, Any],
+            interps: list[interpreters.Interpreter], outcomes: list[Outcome]) -> dict[str, Any]:
     """CompilerBisector's verdict on the first interpreter where the case is
     Inductor-only ({} when there is none); recorded in a corpus case's table."""
     from fuzz import inductor_bisect
@@ -327,7 +325,7 @@ def _bisect(args: argparse.Namespace, program: Program, interps: list[interprete
     interp = next(i for i in interps if i.name == where[0])
     print(f"bisecting on {interp.name} with CompilerBisector (minutes)...", file=sys.stderr)
     blamed = {"interpreter": interp.name, **inductor_bisect.bisect(program, interp, device=args.device)}
-    if args.case.endswith(".py") and "signature" in load_case(args.case)[1]:
+    if "signature" in meta:  # a corpus case records what the bisector blames
         from harness import casefile
 
         path = Path(args.case)
@@ -355,13 +353,19 @@ def cmd_triage(args: argparse.Namespace) -> int:
         args.case, run, interps, parse_backends(args.backend),
         target=triage.target_of(meta), releases=releases, bisect=args.bisect,
         env_for=lambda interp, release: torch_envs.ensure_env(interp, release, index_url=args.index_url))
+    _print_result(args, result, triage)
+    return EXIT_OK
+
+
+def _print_result(args: argparse.Namespace, result: Any, renderer: Any) -> None:
+    """``result`` as JSON (``--json``), Markdown (``--markdown``) or text, by
+    the ``render_markdown``/``render_text`` of module ``renderer``."""
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     elif args.markdown:
-        sys.stdout.write(triage.render_markdown(result))
+        sys.stdout.write(renderer.render_markdown(result))
     else:
-        print(triage.render_text(result))
-    return EXIT_OK
+        print(renderer.render_text(result))
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -369,12 +373,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from fuzz import diff
 
     result = diff.diff(diff.load(Path(args.old)), diff.load(Path(args.new)))
-    if args.json:
-        print(json.dumps(result.to_json(), indent=2))
-    elif args.markdown:
-        sys.stdout.write(diff.render_markdown(result))
-    else:
-        print(diff.render_text(result))
+    _print_result(args, result, diff)
     return EXIT_FOUND if result.changed else EXIT_OK
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from harness import compare
 from harness.outcome import Outcome, Verdict
+from harness.tracebacks import cause_chain
 
 # Devices ``run_program`` accepts.
 DEVICES = ("cpu", "cuda")
@@ -58,16 +59,6 @@ class CudaFault(Exception):
         self.what, self.where, self.text = what, where, text
 
 
-def _chain(exc: BaseException) -> list[BaseException]:
-    chain = [exc]
-    while (nxt := chain[-1].__cause__ or chain[-1].__context__) is not None and len(chain) < 10:
-        chain.append(nxt)
-    inner = getattr(exc, "inner_exception", None)  # BackendCompilerFailed
-    if isinstance(inner, BaseException) and inner not in chain:
-        chain.append(inner)
-    return chain
-
-
 def fault_text(exc: BaseException) -> str:
     """``"CUDA error: <what>"`` if ``exc`` (or an exception in its cause
     chain) is a CUDA fault that poisons the context, else ``""``.
@@ -76,7 +67,7 @@ def fault_text(exc: BaseException) -> str:
     memory") are not faults: the context survives them, so they are the
     program's failure, i.e. data.
     """
-    for item in _chain(exc):
+    for item in cause_chain(exc):
         if type(item).__name__ == "OutOfMemoryError":
             continue
         match = _FAULT_TEXT.search(str(item))
@@ -97,7 +88,7 @@ def fault_site(exc: BaseException) -> str:
     ("torch/_ops.py:__call__"); else "". With ``CUDA_LAUNCH_BLOCKING=1`` the
     traceback is the faulting launch's, so this names the right kernel."""
     torch_frame = ""
-    for item in _chain(exc):
+    for item in cause_chain(exc):
         tb = item.__traceback__
         frames = []
         while tb is not None:

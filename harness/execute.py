@@ -40,13 +40,10 @@ from harness import compare, device as devices, inputs as input_variants, observ
 from harness.backends import resolve_backend, stance_of
 from harness.outcome import CallResult, Outcome, Verdict
 from harness.program import Program, ProgramError
+from harness.tracebacks import cause_chain, torch_location
 
 log = logging.getLogger(__name__)
 
-# The calls every run makes, in order; see the module docstring.
-CALL_PLAN = ("fresh", "cached", "guard", "shape")
-# Kept for callers that ask for a number of calls: the first N of CALL_PLAN.
-CALLS_PER_RUN = len(CALL_PLAN)
 
 
 class _Capture(io.StringIO):
@@ -102,14 +99,8 @@ def raised_in_compiler(exc: BaseException) -> bool:
     of the compiler itself (COMPILER_PACKAGES): an ``assert`` or a
     ``KeyError`` inside Dynamo is torch's own error whatever its type, not
     the program's."""
-    chain = [exc]
-    while (nxt := chain[-1].__cause__ or chain[-1].__context__) is not None and len(chain) < 10:
-        chain.append(nxt)
-    frames = traceback.extract_tb(chain[-1].__traceback__)
-    if not frames:
-        return False
-    path = frames[-1].filename.replace(os.sep, "/")
-    where = "torch/" + path.rsplit("/torch/", 1)[1] + ":" + frames[-1].name if "/torch/" in path else ""
+    frames = traceback.extract_tb(cause_chain(exc)[-1].__traceback__)
+    where = torch_location(frames[-1]) if frames else ""
     return where.startswith(COMPILER_PACKAGES) and where not in WRAPPER_FRAMES
 
 
@@ -118,21 +109,15 @@ def innermost_torch_frame(exc: BaseException) -> str:
     (COMPILER_PACKAGES) of the deepest exception in the cause chain, or of its
     innermost torch frame where no compiler frame is on it (function, not
     line, so it survives edits)."""
-    chain = [exc]
-    while (nxt := chain[-1].__cause__ or chain[-1].__context__) is not None and len(chain) < 10:
-        chain.append(nxt)
     fallback = ""
-    for item in reversed(chain):
-        frames = traceback.extract_tb(item.__traceback__)
-        for frame in reversed(frames):
-            path = frame.filename.replace(os.sep, "/")
-            if "/torch/" in path:
-                where = "torch/" + path.rsplit("/torch/", 1)[1] + ":" + frame.name
-                if where in WRAPPER_FRAMES:
-                    continue
-                if where.startswith(COMPILER_PACKAGES):
-                    return where
-                fallback = fallback or where
+    for item in reversed(cause_chain(exc)):
+        for frame in reversed(traceback.extract_tb(item.__traceback__)):
+            where = torch_location(frame)
+            if not where or where in WRAPPER_FRAMES:
+                continue
+            if where.startswith(COMPILER_PACKAGES):
+                return where
+            fallback = fallback or where
     return fallback
 
 
