@@ -65,25 +65,13 @@ def _isolate_stdio() -> tuple[object, object]:
     return proto_in, proto_out
 
 
-def _libc_malloc_trim() -> object:
-    try:
-        import ctypes
-
-        return ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # not glibc
-        return None
-
-
-_malloc_trim = _libc_malloc_trim() if sys.platform.startswith("linux") else None
-
-
 def release_memory(programs_run: int) -> None:
     """Drop what one program's compile leaves in memory beyond Dynamo's reset
     (which the harness calls after every program): Inductor's in-memory code
     caches (``torch._inductor.utils.clear_caches``: loaded kernel modules,
-    ~0.1 ms), every GC_EVERY_PROGRAMS programs reference cycles, and free
-    heap pages back to the OS (glibc ``malloc_trim``: 0-70 ms), so that the
-    resident size the host's recycling reads is what the worker holds."""
+    ~0.1 ms) and, every GC_EVERY_PROGRAMS programs, reference cycles.
+    (glibc's ``malloc_trim`` was measured here too: it cost up to 70 ms per
+    program and did not change the resident size, so it is not called.)"""
     import linecache
 
     mod = sys.modules.get("torch._inductor.utils")
@@ -92,8 +80,6 @@ def release_memory(programs_run: int) -> None:
     linecache.clearcache()
     if programs_run % GC_EVERY_PROGRAMS == 0:
         gc.collect()
-    if _malloc_trim is not None:
-        _malloc_trim(0)
 
 
 def _reply(proto_out: object, message: dict) -> None:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
+import yaml  # a test dependency (pyproject [test]): this test must not skip
 
 from tests.conftest import ROOT
-
-yaml = pytest.importorskip("yaml")
 
 
 def test_nightly_workflow_parses_and_has_the_jobs():
