@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import subprocess
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from fuzz.errors import HarnessError
 from fuzz.interpreters import ROOT, Interpreter
 from fuzz.sources import SOURCES, draw_program
+from harness.coverage_probe import PROGRESS
 
 __all__ = ["JSON_KEYS", "measure", "render_table"]
 
@@ -45,8 +48,11 @@ def measure(
     Returns ``{"interpreters": {name: probe result}}`` where each probe result
     has at least ``JSON_KEYS`` (``dynamo_line_coverage`` is None without
     ``lines``) plus details (``all_opcodes``, ``dynamo_opcodes_missed``,
-    ``dynamo_pseudo_opcodes``, ``outcomes``). Raises ValueError for an
-    unknown generator, HarnessError if a probe fails or times out.
+    ``dynamo_pseudo_opcodes``, with ``lines`` ``outcomes``: how many programs
+    ran "ok", raised, timed out or "crashed", the last killing the probe,
+    which goes on with the next program). Raises ValueError for an unknown
+    generator, HarnessError if a probe fails, or runs over its time, for a
+    reason other than a program.
     """
     if generator not in SOURCES:
         raise ValueError(f"Expected a generator in {SOURCES} but got generator={generator!r}")
@@ -56,25 +62,59 @@ def measure(
         path = Path(tmp) / "programs.json"
         path.write_text(json.dumps(sources))
         for interp in interpreters:
-            command = [str(interp.python), "-m", "harness.coverage_probe", str(path),
-                       "--timeout-s", str(PROGRAM_TIMEOUT_S)]
-            if lines:
-                command.append("--lines")
             log.info("probing %s with %d programs", interp.name, programs)
-            timeout_s = 120 + PROBE_S_PER_PROGRAM * programs * (1 if lines else 0.01)
-            try:
-                done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=interp.environ(),
-                                      timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                raise HarnessError(f"the coverage probe on {interp.name} ran over {timeout_s:.0f} s: "
-                                   f"try fewer --programs or --no-lines") from None
-            if done.returncode != 0:
-                tail = done.stderr.strip().splitlines()[-1:] or ["(no output)"]
-                raise HarnessError(f"the coverage probe on {interp.name} failed (exit {done.returncode}): {tail[0]}")
-            result = json.loads(done.stdout.strip().splitlines()[-1])
-            result.setdefault("dynamo_line_coverage", None)
+            result = _probe_json(interp, [str(path)], timeout_s=120 + 0.1 * programs)
+            result["dynamo_line_coverage"] = None
+            if lines:
+                data_file = Path(tmp) / interp.name / ".coverage"
+                data_file.parent.mkdir()
+                result["outcomes"] = _run_for_lines(interp, path, programs, data_file)
+                result.update(_probe_json(interp, ["--report", str(data_file)], timeout_s=600))
             results[interp.name] = result
     return {"interpreters": results}
+
+
+def _probe(interp: Interpreter, args: list[str], timeout_s: float) -> subprocess.CompletedProcess:
+    command = [str(interp.python), "-m", "harness.coverage_probe", *args, "--timeout-s", str(PROGRAM_TIMEOUT_S)]
+    try:
+        return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=interp.environ(),
+                              timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise HarnessError(f"the coverage probe on {interp.name} ran over {timeout_s:.0f} s: "
+                           f"try fewer --programs or --no-lines") from None
+
+
+def _probe_json(interp: Interpreter, args: list[str], timeout_s: float) -> dict[str, Any]:
+    done = _probe(interp, args, timeout_s)
+    if done.returncode != 0:
+        tail = done.stderr.strip().splitlines()[-1:] or ["(no output)"]
+        raise HarnessError(f"the coverage probe on {interp.name} failed (exit {done.returncode}): {tail[0]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _run_for_lines(interp: Interpreter, path: Path, programs: int, data_file: Path) -> dict[str, int]:
+    """Run every program for line coverage into ``data_file``, restarting the
+    probe after a program that kills it; the count of each outcome."""
+    outcomes: Counter[str] = Counter()
+    start = 0
+    while start < programs:
+        done = _probe(interp, [str(path), "--lines-only", str(data_file), "--start", str(start)],
+                      timeout_s=120 + PROBE_S_PER_PROGRAM * (programs - start))
+        finished = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        outcomes.update(entry["outcome"] for entry in finished)
+        if done.returncode == 0:
+            break
+        started = re.findall(rf"^{re.escape(PROGRESS)} (\d+)$", done.stderr, re.MULTILINE)
+        killer = int(started[-1]) if started else -1
+        if killer < start or any(entry["program"] == killer for entry in finished):
+            tail = done.stderr.strip().splitlines()[-1:] or ["(no output)"]
+            raise HarnessError(f"the coverage probe on {interp.name} failed (exit {done.returncode}) "
+                               f"outside any program: {tail[0]}")
+        log.info("%s: program %d killed the coverage probe (exit %d); going on with the next",
+                 interp.name, killer, done.returncode)
+        outcomes["crashed"] += 1
+        start = killer + 1
+    return dict(outcomes)
 
 
 def as_json(measured: dict[str, Any]) -> dict[str, Any]:

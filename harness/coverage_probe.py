@@ -21,6 +21,12 @@ reads a JSON list of program sources (module text defining ``f`` and
   ``torch.compile(backend="eager")`` (two calls each), measured with the
   ``coverage`` package (a worker-env dependency: see tox.ini).
 
+The host (``fuzz.coverage``) runs the census and the line measurement
+separately, so that a program that kills the process loses only itself:
+``--lines-only DATA_FILE [--start K]`` runs programs K... and reports each
+outcome as it goes (see ``measure_lines``), ``--report DATA_FILE`` combines
+the data of every such process.
+
 Runs inside the worker envs: stdlib, torch and ``coverage`` only. A program
 that runs longer than ``--timeout-s`` is interrupted by a SIGALRM handler:
 this probe is a measurement tool, not the oracle (the harness's workers are
@@ -39,7 +45,7 @@ import signal
 import sys
 import tempfile
 import types
-from typing import Any
+from typing import Any, Callable
 
 # Calls of the compiled entry function per program (the second one takes the
 # guarded cached path).
@@ -79,6 +85,10 @@ def dynamo_handled() -> set[str]:
     base = symbolic_convert.InstructionTranslatorBase
     classes = [c for c in vars(symbolic_convert).values() if isinstance(c, type) and issubclass(c, base)]
     return {name for name in dis.opmap if any(hasattr(c, name) for c in classes)}
+
+
+# Marker line on stderr before each program of measure_lines.
+PROGRESS = "tcfuzz-probe: program"
 
 
 class _Timeout(Exception):
@@ -125,23 +135,56 @@ def run_compiled(source: str, index: int, timeout_s: float, workdir: str) -> str
         torch._dynamo.reset()
 
 
-def line_coverage(sources: list[str], timeout_s: float) -> dict[str, Any]:
-    """Share of torch/_dynamo's statements run while ``sources`` run compiled."""
+def _print_outcome(index: int, word: str) -> None:
+    print(json.dumps({"program": index, "outcome": word}), flush=True)
+
+
+def measure_lines(sources: list[str], timeout_s: float, data_file: str, start: int = 0,
+                  on_outcome: Callable[[int, str], None] = _print_outcome) -> None:
+    """Run ``sources[start:]`` under ``backend="eager"`` with torch/_dynamo's
+    line coverage collected into ``data_file`` (one file per process:
+    ``coverage``'s data suffix), saved after every program so that a program
+    that kills the process (a segfault in Dynamo) loses only itself.
+
+    Before each program prints ``tcfuzz-probe: program K`` on stderr, after it
+    calls ``on_outcome(K, WORD)`` (by default: ``{"program": K, "outcome":
+    WORD}`` on stdout), both flushed: the host restarts a probe that died from
+    the program after the one that killed it.
+    """
     import coverage
     import torch._dynamo
 
+    if sys.version_info >= (3, 12):
+        # sys.monitoring turns a line's event off once it is recorded, so
+        # Dynamo runs near full speed; and 3.13t has no C tracer to fall back
+        # on (coverage's pure-Python tracer is many times slower)
+        os.environ.setdefault("COVERAGE_CORE", "sysmon")
     root = os.path.dirname(torch._dynamo.__file__)
-    cov = coverage.Coverage(data_file=None, include=[os.path.join(root, "*")], branch=False)
-    outcomes: dict[str, int] = {}
+    cov = coverage.Coverage(data_file=data_file, data_suffix=True, include=[os.path.join(root, "*")],
+                            branch=False)
     signal.signal(signal.SIGALRM, _alarm)
     with tempfile.TemporaryDirectory(prefix="tcfuzz-probe-") as workdir:
         cov.start()
         try:
-            for index, source in enumerate(sources):
-                word = run_compiled(source, index, timeout_s, workdir)
-                outcomes[word] = outcomes.get(word, 0) + 1
+            for index in range(start, len(sources)):
+                print(f"{PROGRESS} {index}", file=sys.stderr, flush=True)
+                word = run_compiled(sources[index], index, timeout_s, workdir)
+                cov.save()
+                on_outcome(index, word)
         finally:
             cov.stop()
+            cov.save()
+
+
+def line_report(data_file: str) -> dict[str, Any]:
+    """Share of torch/_dynamo's statements in the combined data files of
+    ``measure_lines`` (``data_file`` and its suffixed siblings)."""
+    import coverage
+    import torch._dynamo
+
+    root = os.path.dirname(torch._dynamo.__file__)
+    cov = coverage.Coverage(data_file=data_file, include=[os.path.join(root, "*")], branch=False)
+    cov.combine([os.path.dirname(os.path.abspath(data_file))], keep=True)
     statements = executed = 0
     for folder, _, files in os.walk(root):
         for name in files:
@@ -153,7 +196,6 @@ def line_coverage(sources: list[str], timeout_s: float) -> dict[str, Any]:
         "dynamo_line_coverage": executed / statements if statements else 0.0,
         "dynamo_lines_executed": executed,
         "dynamo_statements": statements,
-        "outcomes": outcomes,
     }
 
 
@@ -181,22 +223,42 @@ def probe(sources: list[str], *, lines: bool, timeout_s: float) -> dict[str, Any
         "dynamo_opcode_coverage": len(seen & dynamo) / len(dynamo) if dynamo else 0.0,
     }
     if lines:
-        result.update(line_coverage(sources, timeout_s))
+        with tempfile.TemporaryDirectory(prefix="tcfuzz-probe-data-") as tmp:
+            data_file = os.path.join(tmp, ".coverage")
+            outcomes: dict[str, int] = {}
+
+            def count(index: int, word: str) -> None:
+                outcomes[word] = outcomes.get(word, 0) + 1
+
+            measure_lines(sources, timeout_s, data_file, on_outcome=count)
+            result.update(line_report(data_file), outcomes=outcomes)
     return result
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.coverage_probe")
-    parser.add_argument("programs", help="JSON file: a list of program sources")
+    parser.add_argument("programs", nargs="?", help="JSON file: a list of program sources")
     parser.add_argument("--lines", action="store_true", help="also measure line coverage of torch/_dynamo")
     parser.add_argument("--timeout-s", type=float, default=20.0, help="per program, for --lines")
+    parser.add_argument("--lines-only", metavar="DATA_FILE",
+                        help="only run the programs for line coverage, into DATA_FILE (see measure_lines)")
+    parser.add_argument("--start", type=int, default=0, help="with --lines-only: the first program to run")
+    parser.add_argument("--report", metavar="DATA_FILE", help="only print the line coverage of DATA_FILE's data")
     args = parser.parse_args(argv)
+    if args.report:
+        sys.stdout.write(json.dumps(line_report(args.report)) + "\n")
+        return 0
+    if not args.programs:
+        parser.error("PROGRAMS is required unless --report")
     with open(args.programs) as fh:
         sources = json.load(fh)
+    if args.lines_only:
+        measure_lines(sources, args.timeout_s, args.lines_only, args.start)
+        return 0
     result = probe(sources, lines=args.lines, timeout_s=args.timeout_s)
     sys.stdout.write(json.dumps(result) + "\n")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

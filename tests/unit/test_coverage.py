@@ -86,3 +86,26 @@ def test_coverage_json_on_a_worker_env(tmp_path: Path) -> None:
     assert entry["programs"] == 20 and entry["dynamo_line_coverage"] is None
     assert set(entry["opcodes_seen"]) & set(entry["dynamo_opcodes"])
     assert entry["dynamo_opcode_coverage"] >= 0.8
+
+
+SEGFAULT = "import os, signal\n\ndef f(x):\n    os.kill(os.getpid(), signal.SIGSEGV)\n\ndef inputs():\n    return (1,)\n"
+TINY = "import torch\n\ndef f(x):\n    return torch.relu(x) + 1\n\ndef inputs():\n    return (torch.ones(3),)\n"
+
+
+@pytest.mark.slow
+def test_a_program_that_kills_the_line_probe_costs_only_itself(tmp_path: Path) -> None:
+    """The probe dies with the second of three programs; the host goes on with
+    the third, and the report combines the lines of both probe processes."""
+    from fuzz import coverage, interpreters
+
+    if not (ROOT / ".tox" / "py312" / "bin" / "python").exists():
+        pytest.skip("no worker env for 3.12: run scripts/provision.sh")
+    interp = interpreters.parse_list("3.12")[0]
+    programs = tmp_path / "programs.json"
+    programs.write_text(json.dumps([TINY, SEGFAULT, TINY.replace("relu", "tanh")]))
+    data_file = tmp_path / "data" / ".coverage"
+    data_file.parent.mkdir()
+    assert coverage._run_for_lines(interp, programs, 3, data_file) == {"ok": 2, "crashed": 1}
+    assert len(list(data_file.parent.glob(".coverage.*"))) == 2
+    report = coverage._probe_json(interp, ["--report", str(data_file)], timeout_s=300)
+    assert 0 < report["dynamo_lines_executed"] < report["dynamo_statements"]
