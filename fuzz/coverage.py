@@ -70,6 +70,9 @@ def measure(
                 data_file.parent.mkdir()
                 result["outcomes"] = _run_for_lines(interp, path, programs, data_file)
                 result.update(_probe_json(interp, ["--report", str(data_file)], timeout_s=600))
+                log.info("%s: torch/_dynamo line coverage %.3f (%d of %d statements); programs: %s", interp.name,
+                         result["dynamo_line_coverage"], result["dynamo_lines_executed"],
+                         result["dynamo_statements"], result["outcomes"])
             results[interp.name] = result
     return {"interpreters": results}
 
