@@ -65,7 +65,7 @@ def main() -> int:
                 s.cause == bug and o.interpreter in s.interpreters for s in known):
             explained[cell] += 1
         else:
-            unexplained.append(f"{o.program_id} {o.interpreter} {o.backend}: {bug[0]} {bug[1]}")
+            unexplained.append((bug[:2], o.program_id, o.interpreter, o.backend))
     programs = db.programs_done()
     print(f"{programs} programs, {len(outcomes)} runs ({args.campaign})\n")
     print(f"{'python':7} {'backend':20} {'runs':>6} {'bug verdicts':>13} {'known bugs':>11} {'false alarms':>13}")
@@ -73,9 +73,17 @@ def main() -> int:
         print(f"{cell[0]:7} {cell[1]:20} {runs[cell]:6} {alarms[cell]:13} {explained[cell]:11} "
               f"{alarms[cell] - explained[cell]:13}")
     total = sum(runs.values())
-    print(f"\nfalse alarms: {len(unexplained)} of {total} runs ({len(unexplained) / max(total, 1):.4%})")
-    for line in unexplained[:20]:
-        print("  " + line)
+    print(f"\nunexplained: {len(unexplained)} of {total} runs ({len(unexplained) / max(total, 1):.4%}), "
+          f"false alarms until a corpus case shows each to be a torch bug")
+    # one line per cause: how many programs, where, and a few to look at
+    by_cause: dict[tuple, list] = {}
+    for cause, program_id, interpreter, backend in unexplained:
+        by_cause.setdefault(cause, []).append((program_id, interpreter, backend))
+    for cause, hits in sorted(by_cause.items(), key=lambda kv: -len({h[0] for h in kv[1]})):
+        programs_hit = sorted({h[0] for h in hits})
+        where = ",".join(sorted({h[1] for h in hits}, key=interpreter_order))
+        print(f"  {len(programs_hit):4} programs  {where:20} {' '.join(sorted({h[2] for h in hits}))}: "
+              f"{cause[0]} {cause[1]}  e.g. {' '.join(programs_hit[:3])}")
     return 0 if not unexplained else 1
 
 
