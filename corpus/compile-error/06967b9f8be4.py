@@ -1,0 +1,50 @@
+# /// script
+# requires-python = ">=3.11"
+# dependencies = ["torch==2.12.0"]
+# [tool.tcfuzz]
+# signature = "compile-error|dynamo|AssertionError@torch/_dynamo/bytecode_transformation.py:compute_exception_table|3.11,3.12,3.13,3.13t"
+# kind = "compile-error"
+# stage = "dynamo"
+# interpreters = ["3.11", "3.12", "3.13", "3.13t"]
+# backend = "eager"
+# device = "cpu"
+# torch = "2.12.0"
+# first-seen = "2026-11-30"
+# last-seen = "2026-11-30"
+# count = 1
+# status = "open"
+# ///
+
+
+import torch
+def f():
+    0()
+    with 0:
+        for v1 in 0:
+            v2.tanh(v3.atan(0 - 0[0]) * (v4 % 0 + 0) * 0)
+            {0: v5.where(0 > 0, 0, 0) / (0 + v6.where(0 > 0, 0, 0).abs())}
+            0 .update(c=v7.sigmoid(0))
+            try:
+                for v8 in v9(0):
+                    v10.tanh(v11(v12))
+                    v13._dynamo.graph_break()
+            except:
+                pass
+
+def inputs():
+    return ()
+
+
+BACKEND = "eager"
+FULLGRAPH = False
+
+
+if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they differ
+    import sys
+    from torch._dynamo.utils import same
+    def run(fn):
+        try: return [fn(*inputs()) for _ in range(2)]
+        except Exception as e: return f"raised {type(e).__name__}: {e}"
+    eager, compiled = run(f), run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
+    print(f"eager:    {eager}\ncompiled: {compiled}")
+    sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)

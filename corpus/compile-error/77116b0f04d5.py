@@ -1,0 +1,39 @@
+# /// script
+# requires-python = ">=3.11"
+# dependencies = ["torch==2.12.0"]
+# [tool.tcfuzz]
+# signature = "compile-error|dynamo|InternalTorchDynamoError@torch/_dynamo/symbolic_convert.py:DELETE_FAST|3.11,3.12,3.13,3.13t"
+# kind = "compile-error"
+# stage = "dynamo"
+# interpreters = ["3.11", "3.12", "3.13", "3.13t"]
+# backend = "eager"
+# device = "cpu"
+# torch = "2.12.0"
+# first-seen = "2026-11-30"
+# last-seen = "2026-11-30"
+# count = 1
+# status = "open"
+# ///
+
+
+import torch
+def f():
+    del v1
+
+def inputs():
+    return ()
+
+
+BACKEND = "eager"
+FULLGRAPH = False
+
+
+if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they differ
+    import sys
+    from torch._dynamo.utils import same
+    def run(fn):
+        try: return [fn(*inputs()) for _ in range(2)]
+        except Exception as e: return f"raised {type(e).__name__}: {e}"
+    eager, compiled = run(f), run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
+    print(f"eager:    {eager}\ncompiled: {compiled}")
+    sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)
