@@ -1,8 +1,11 @@
 """Which bytecode and which Dynamo lines a batch of programs reaches, in this interpreter.
 
-``python -m harness.coverage_probe PROGRAMS.json [--lines] [--timeout-s 20]``
-reads a JSON list of program sources (module text defining ``f`` and
-``inputs``) and prints one JSON object:
+Three commands, each on a JSON list of program sources (module text defining
+``f`` and ``inputs``); the host (``fuzz.coverage``) runs them in turn, so that
+a program that kills the process while it runs loses only itself.
+
+``python -m harness.coverage_probe PROGRAMS.json`` (the opcode census) prints
+one JSON object:
 
 - ``opcodes_seen``: opnames in the programs' bytecode, every code object
   recursively (functions, classes, comprehensions, lambdas), read from the raw
@@ -15,17 +18,16 @@ reads a JSON list of program sources (module text defining ``f`` and
   ``InstructionTranslatorBase`` in ``torch/_dynamo/symbolic_convert.py``
   (handlers are methods named after opnames there);
   ``dynamo_pseudo_opcodes`` the handled pseudo-instructions left out;
-- ``dynamo_opcode_coverage``: |seen ∩ dynamo| / |dynamo|;
-- with ``--lines``: ``dynamo_line_coverage``, the share of the statements
-  of ``torch/_dynamo/**.py`` executed while every program runs under
-  ``torch.compile(backend="eager")`` (two calls each), measured with the
-  ``coverage`` package (a worker-env dependency: see tox.ini).
+- ``dynamo_opcode_coverage``: |seen ∩ dynamo| / |dynamo|.
 
-The host (``fuzz.coverage``) runs the census and the line measurement
-separately, so that a program that kills the process loses only itself:
-``--lines-only DATA_FILE [--start K]`` runs programs K... and reports each
-outcome as it goes (see ``measure_lines``), ``--report DATA_FILE`` combines
-the data of every such process.
+``... PROGRAMS.json --lines-only DATA_FILE [--start K] [--timeout-s 20]``
+runs programs K... under ``torch.compile(backend="eager")`` (two calls each)
+with the ``coverage`` package (a worker-env dependency: see tox.ini) measuring
+``torch/_dynamo/**.py``, and reports each outcome as it goes (see
+``measure_lines``).
+
+``... --report DATA_FILE`` combines the data of every such process and prints
+``dynamo_line_coverage``, the share of those statements executed.
 
 Runs inside the worker envs: stdlib, torch and ``coverage`` only. A program
 that runs longer than ``--timeout-s`` is interrupted by a SIGALRM handler:
@@ -45,7 +47,7 @@ import signal
 import sys
 import tempfile
 import types
-from typing import Any, Callable
+from typing import Any
 
 # Calls of the compiled entry function per program (the second one takes the
 # guarded cached path).
@@ -135,21 +137,15 @@ def run_compiled(source: str, index: int, timeout_s: float, workdir: str) -> str
         torch._dynamo.reset()
 
 
-def _print_outcome(index: int, word: str) -> None:
-    print(json.dumps({"program": index, "outcome": word}), flush=True)
-
-
-def measure_lines(sources: list[str], timeout_s: float, data_file: str, start: int = 0,
-                  on_outcome: Callable[[int, str], None] = _print_outcome) -> None:
+def measure_lines(sources: list[str], timeout_s: float, data_file: str, start: int = 0) -> None:
     """Run ``sources[start:]`` under ``backend="eager"`` with torch/_dynamo's
     line coverage collected into ``data_file`` (one file per process:
     ``coverage``'s data suffix), saved after every program so that a program
     that kills the process (a segfault in Dynamo) loses only itself.
 
     Before each program prints ``tcfuzz-probe: program K`` on stderr, after it
-    calls ``on_outcome(K, WORD)`` (by default: ``{"program": K, "outcome":
-    WORD}`` on stdout), both flushed: the host restarts a probe that died from
-    the program after the one that killed it.
+    ``{"program": K, "outcome": WORD}`` on stdout, both flushed: the host
+    restarts a probe that died from the program after the one that killed it.
     """
     import coverage
     import torch._dynamo
@@ -170,7 +166,7 @@ def measure_lines(sources: list[str], timeout_s: float, data_file: str, start: i
                 print(f"{PROGRESS} {index}", file=sys.stderr, flush=True)
                 word = run_compiled(sources[index], index, timeout_s, workdir)
                 cov.save()
-                on_outcome(index, word)
+                print(json.dumps({"program": index, "outcome": word}), flush=True)
         finally:
             cov.stop()
             cov.save()
@@ -199,7 +195,8 @@ def line_report(data_file: str) -> dict[str, Any]:
     }
 
 
-def probe(sources: list[str], *, lines: bool, timeout_s: float) -> dict[str, Any]:
+def census(sources: list[str]) -> dict[str, Any]:
+    """The opcode census of ``sources`` (see the module docstring)."""
     seen: set[str] = set()
     uncompilable = 0
     for source in sources:
@@ -210,7 +207,7 @@ def probe(sources: list[str], *, lines: bool, timeout_s: float) -> dict[str, Any
     handled = dynamo_handled()
     real = real_opcodes()
     dynamo = handled & real
-    result: dict[str, Any] = {
+    return {
         "version": f"{sys.version_info.major}.{sys.version_info.minor}"
         + ("t" if not getattr(sys, "_is_gil_enabled", lambda: True)() or "free-threading" in sys.version else ""),
         "programs": len(sources),
@@ -222,26 +219,14 @@ def probe(sources: list[str], *, lines: bool, timeout_s: float) -> dict[str, Any
         "dynamo_opcodes_missed": sorted(dynamo - seen),
         "dynamo_opcode_coverage": len(seen & dynamo) / len(dynamo) if dynamo else 0.0,
     }
-    if lines:
-        with tempfile.TemporaryDirectory(prefix="tcfuzz-probe-data-") as tmp:
-            data_file = os.path.join(tmp, ".coverage")
-            outcomes: dict[str, int] = {}
-
-            def count(index: int, word: str) -> None:
-                outcomes[word] = outcomes.get(word, 0) + 1
-
-            measure_lines(sources, timeout_s, data_file, on_outcome=count)
-            result.update(line_report(data_file), outcomes=outcomes)
-    return result
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.coverage_probe")
     parser.add_argument("programs", nargs="?", help="JSON file: a list of program sources")
-    parser.add_argument("--lines", action="store_true", help="also measure line coverage of torch/_dynamo")
-    parser.add_argument("--timeout-s", type=float, default=20.0, help="per program, for --lines")
+    parser.add_argument("--timeout-s", type=float, default=20.0, help="per program, for --lines-only")
     parser.add_argument("--lines-only", metavar="DATA_FILE",
-                        help="only run the programs for line coverage, into DATA_FILE (see measure_lines)")
+                        help="run the programs for line coverage of torch/_dynamo, into DATA_FILE (see measure_lines)")
     parser.add_argument("--start", type=int, default=0, help="with --lines-only: the first program to run")
     parser.add_argument("--report", metavar="DATA_FILE", help="only print the line coverage of DATA_FILE's data")
     args = parser.parse_args(argv)
@@ -255,8 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.lines_only:
         measure_lines(sources, args.timeout_s, args.lines_only, args.start)
         return 0
-    result = probe(sources, lines=args.lines, timeout_s=args.timeout_s)
-    sys.stdout.write(json.dumps(result) + "\n")
+    sys.stdout.write(json.dumps(census(sources)) + "\n")
     return 0
 
 

@@ -26,6 +26,7 @@ import platform
 import sys
 import sysconfig
 import traceback
+from typing import Any, Callable
 
 from harness import device as devices, limits, protocol
 from harness.outcome import InterpreterInfo
@@ -103,26 +104,35 @@ PER_PROGRAM_METHOD_CACHES = (
 )
 
 
+def resolve_cache(module_name: str, path: str, method: str) -> Any:
+    """``sys.modules[module_name].<path>.<method>``, None where any step is missing."""
+    target = sys.modules.get(module_name)
+    for name in filter(None, path.split(".")):
+        target = getattr(target, name, None)
+    return getattr(target, method, None)
+
+
+def cache_clearers() -> list[Callable[[], None]]:
+    """The ``clear``/``cache_clear`` callables of ``PER_PROGRAM_CACHES`` and
+    ``PER_PROGRAM_METHOD_CACHES`` that this process has (modules not yet
+    imported and names this torch lacks are left out)."""
+    found = [resolve_cache(*entry) for entry in PER_PROGRAM_CACHES]
+    for module_name, class_name in PER_PROGRAM_METHOD_CACHES:
+        cls = getattr(sys.modules.get(module_name), class_name, None)
+        found += [getattr(m, "cache_clear", None) for m in (vars(cls).values() if cls is not None else ())]
+    return [clear for clear in found if callable(clear)]
+
+
 def release_memory(programs_run: int) -> None:
     """Drop what one program's compile leaves in memory beyond Dynamo's reset
-    (which the harness calls after every program): ``PER_PROGRAM_CACHES``,
-    ``PER_PROGRAM_METHOD_CACHES``, ``linecache`` and, every GC_EVERY_PROGRAMS programs, reference cycles.
+    (which the harness calls after every program): ``cache_clearers()``,
+    ``linecache`` and, every GC_EVERY_PROGRAMS programs, reference cycles.
     (glibc's ``malloc_trim`` was measured here too: it cost up to 70 ms per
     program and did not change the resident size, so it is not called.)"""
     import linecache
 
-    for module_name, path, method in PER_PROGRAM_CACHES:
-        target = sys.modules.get(module_name)
-        for name in filter(None, path.split(".")):
-            target = getattr(target, name, None)
-        clear = getattr(target, method, None)
-        if callable(clear):
-            clear()
-    for module_name, class_name in PER_PROGRAM_METHOD_CACHES:
-        cls = getattr(sys.modules.get(module_name), class_name, None)
-        for method in vars(cls).values() if cls is not None else ():
-            if callable(getattr(method, "cache_clear", None)):
-                method.cache_clear()
+    for clear in cache_clearers():
+        clear()
     linecache.clearcache()
     if programs_run % GC_EVERY_PROGRAMS == 0:
         gc.collect()
