@@ -31,6 +31,12 @@ from fuzz.signature import GRAPH_BREAK, GRAPH_BREAK_REGRESSION, Signature
 # Seconds `python CASE` may run before it counts as a hang (a fresh process
 # pays `import torch` and, for Inductor, its first compile: 26-70 s here).
 STANDALONE_TIMEOUT_S = 300.0
+# Seconds a timeout case's compiled calls may take standalone before its
+# runner ends it as hanging (exit 1): the campaign's run timeout is 90 s, and
+# the hangs it files do not return at all.
+HANG_S = 60.0
+# Module-level names a case's runner reads; not part of the program.
+RUNNER_SETTINGS = ("BACKEND", "FULLGRAPH", "GB_TYPE", "CALLS", "HANG_S")
 
 _RUNNER_VALUE = '''\
 if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they differ
@@ -109,6 +115,25 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
     sys.exit(0 if ok else 1)
 '''
 
+# A hang's runner: faulthandler ends the process with exit 1 (and every
+# thread's stack on stderr) when the compiled calls have not returned within
+# HANG_S seconds, so `python CASE` terminates while the bug is there.
+_RUNNER_HANG = '''\
+if __name__ == "__main__":  # exit 1, with the stack of the hang, while the compiled calls still do not return
+    import faulthandler, sys
+    from torch._dynamo.utils import same
+    def run(fn):
+        try: return [fn(*inputs()) for _ in range(2)]
+        except Exception as e: return f"raised {type(e).__name__}: {e}"
+    eager = run(f)
+    print(f"eager:    {eager}", flush=True)
+    faulthandler.dump_traceback_later(HANG_S, exit=True)
+    compiled = run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
+    faulthandler.cancel_dump_traceback_later()
+    print(f"compiled: {compiled}")
+    sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)
+'''
+
 _RUNNER_GRAPH_BREAK = '''\
 if __name__ == "__main__":  # exit 1 while Dynamo still breaks the graph for this reason
     import sys
@@ -144,7 +169,7 @@ def case_path(root: Path, signature: Signature) -> Path:
 
 def program_body(source: str) -> str:
     """The program alone: without a PEP 723 block, a ``__main__`` block, planted
-    backend definitions or the ``BACKEND``/``GB_TYPE`` settings of a case."""
+    backend definitions or the runner's settings (``RUNNER_SETTINGS``) of a case."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -160,7 +185,7 @@ def program_body(source: str) -> str:
         main = isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
         planted = isinstance(node, ast.FunctionDef) and node.name in PLANTED_BACKENDS
         setting = isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id in ("BACKEND", "GB_TYPE") for t in node.targets)
+            isinstance(t, ast.Name) and t.id in RUNNER_SETTINGS for t in node.targets)
         if main or planted or setting:
             drop.update(range(node.lineno - 1, node.end_lineno or node.lineno))
     kept = "".join(line for i, line in enumerate(lines) if i not in drop).strip("\n")
@@ -216,6 +241,9 @@ def render_case(program: Program, signature: Signature, *, backend: str, torch_v
         parts[-1] += f"\nFULLGRAPH = {fullgraph}"
         if signature.kind == "divergence":
             parts.append(f"CALLS = {_toml(list(divergence_calls(program, signature)))}\n\n{_RUNNER_PLAN}")
+        elif signature.kind == "timeout":
+            parts.append(f"HANG_S = {HANG_S:g}  # seconds the compiled calls may take before the case counts as hanging"
+                         f"\n\n{_RUNNER_HANG}")
         else:
             parts.append(_RUNNER_VALUE)
     return "\n\n\n".join(p.strip("\n") for p in parts) + "\n"
@@ -229,7 +257,7 @@ def divergence_calls(program: Program, signature: Signature) -> tuple[str, ...]:
     last = detail.rsplit("@", 1)[1] if "@" in detail else "cached"
     calls = ["fresh", "cached"]
     if last in ("guard", "shape"):
-        tree = ast.parse(program.source)
+        tree = ast.parse(program_body(program.source))  # not the runner settings of a rendered case
         scalar = any(isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(getattr(n, "value", None), ast.Constant)
                      and isinstance(n.value.value, (bool, int, float))
                      for top in tree.body if isinstance(top, (ast.Assign, ast.AnnAssign, ast.ClassDef))

@@ -37,12 +37,18 @@ BACKEND = "eager"
 FULLGRAPH = False
 
 
-if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they differ
-    import sys
+HANG_S = 60  # seconds the compiled calls may take before the case counts as hanging
+
+if __name__ == "__main__":  # exit 1, with the stack of the hang, while the compiled calls still do not return
+    import faulthandler, sys
     from torch._dynamo.utils import same
     def run(fn):
         try: return [fn(*inputs()) for _ in range(2)]
         except Exception as e: return f"raised {type(e).__name__}: {e}"
-    eager, compiled = run(f), run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
-    print(f"eager:    {eager}\ncompiled: {compiled}")
+    eager = run(f)
+    print(f"eager:    {eager}", flush=True)
+    faulthandler.dump_traceback_later(HANG_S, exit=True)
+    compiled = run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
+    faulthandler.cancel_dump_traceback_later()
+    print(f"compiled: {compiled}")
     sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)

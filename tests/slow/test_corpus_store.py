@@ -93,3 +93,19 @@ def test_replay_reports_known_failures_and_fails_on_a_regression(tmp_path):
     assert f"FIXED: {corpus.case_path(tmp_path, gone)} no longer reproduces on 3.12" in out, out
     _, meta = corpus.read_case(fixed)
     assert meta["replay"] == {"3.12/2.12.0": "reproduces"}
+
+
+def test_a_hanging_case_exits_1_with_the_stack_of_the_hang(tmp_path):
+    """The corpus' timeout case (pytorch#152262, a hang in Dynamo) run as
+    `python CASE` with HANG_S lowered to 10 s: exit 1 and faulthandler's stack."""
+    require_env("3.12")
+    text = (ROOT / "corpus" / "timeout" / "bc26fbb9f6fe.py").read_text()
+    assert f"HANG_S = {corpus.HANG_S:g}" in text
+    case = tmp_path / "case.py"
+    case.write_text(text.replace(f"HANG_S = {corpus.HANG_S:g}", "HANG_S = 10"))
+    started = time.monotonic()
+    proc = subprocess.run([str(env_python("3.12")), str(case)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=240, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "Timeout (0:00:10)!" in proc.stderr and "most recent call first" in proc.stderr
+    assert time.monotonic() - started < 200

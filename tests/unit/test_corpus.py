@@ -35,13 +35,26 @@ def test_case_has_pep723_metadata_and_loads_as_program(tmp_path):
     assert "def tcfuzz_add_one" in text and "BACKEND = tcfuzz_add_one" in text
 
 
-def test_program_body_strips_what_render_adds():
-    sig = Signature("graph-break", "dynamo", 'Data-dependent "branching"', ("3.12",))
+@pytest.mark.parametrize("sig", [
+    Signature("graph-break", "dynamo", 'Data-dependent "branching"', ("3.12",)),
+    Signature("divergence", "dynamo", "value@shape", ("3.12",)),
+    Signature("compile-error", "dynamo", "AssertionError", ("3.12",)),
+    Signature("timeout", "dynamo", "timeout", ("3.12",)),
+], ids=lambda s: s.kind)
+def test_program_body_strips_what_render_adds(sig):
     text = corpus.render_case(Program(PROGRAM), sig, backend="eager")
     assert corpus.program_body(text).strip() == PROGRAM.strip()
-    # rendering a rendered case gives the same case
+    # rendering a rendered case gives the same case (no runner setting is taken for program code)
     assert corpus.render_case(Program(text), sig, backend="eager") == text
     assert tomllib.loads(read_pep723(text)["content"])["tool"]["tcfuzz"]["signature"] == sig.key
+
+
+def test_a_timeout_case_ends_itself_as_hanging():
+    """`python CASE` on a hang must terminate: faulthandler exits 1 after HANG_S."""
+    text = corpus.render_case(Program(PROGRAM), Signature("timeout", "dynamo", "timeout", ("3.12",)), backend="eager")
+    assert f"HANG_S = {corpus.HANG_S:g}" in text
+    main = text[text.index('if __name__ == "__main__"'):]
+    assert main.index("dump_traceback_later(HANG_S, exit=True)") < main.index("torch.compile(")
 
 
 def test_write_keeps_the_smaller_case(tmp_path):
