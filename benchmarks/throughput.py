@@ -21,9 +21,13 @@ ratio measures the harness's own overhead). Prints programs/s of each, the
 ratios tcfuzz / bare, and where tcfuzz's time went (worker time in eager
 calls, compiled calls, the rest of the harness, and host + protocol).
 
-Memory: ``--rss-programs`` programs on one worker (eager backend, recycling
-off) with the worker's resident set after each; prints it at checkpoints and
-the growth over the second half (0 when it stops growing).
+Memory: ``--rss-programs`` programs on one worker (eager backend, the
+campaign's full call plan), recycled as a campaign recycles it (resident set
+past ``--rss-growth-mib`` over its warm size; 0: never) with the worker's
+resident set after each program. Prints it at checkpoints, where the worker
+was replaced, the MiB kept per program between replacements (a least-squares
+slope: what Dynamo leaks), and the growth of the peak over the second half
+(0 when the peak stops growing).
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 from fuzz import interpreters  # noqa: E402
 from fuzz.generate import generate  # noqa: E402
-from fuzz.workers import Task, Worker, WorkerPool  # noqa: E402
+from fuzz.workers import RSS_GROWTH_LIMIT_MIB, Task, Worker, WorkerPool  # noqa: E402
 
 # Seed offsets: the warm-up program and the memory run's programs differ from
 # the timed ones.
@@ -142,23 +146,48 @@ def measure(interp: interpreters.Interpreter, backend: str, programs: list, warm
     return result
 
 
-def memory(interp: interpreters.Interpreter, count: int, seed: int, log_dir: Path) -> list[tuple[int, float, float]]:
-    """(programs run, RSS MiB, peak RSS MiB) after each program on one worker."""
-    worker = Worker(interp, log_dir, rss_limit_mib=0)
+def memory(interp: interpreters.Interpreter, count: int, seed: int, log_dir: Path,
+           growth_limit_mib: float) -> list[tuple[int, float, float, int]]:
+    """(programs run, RSS MiB, peak RSS MiB so far, workers replaced so far)
+    after each program on one worker recycled past ``growth_limit_mib``."""
+    worker = Worker(interp, log_dir, rss_growth_limit_mib=growth_limit_mib)
     rows = []
+    restarts = 0
     try:
         worker.start()
-        rows.append((0, worker.rss_mib, worker.rss_mib))
+        rows.append((0, worker.rss_mib, worker.rss_mib, 0))
         for i in range(count):
-            worker.run(Task(generate(seed + RSS_SEED_OFFSET + i), interp.name, "eager"))
-            if not worker.alive:  # a crash restarts it: the series would restart too
-                print(f"  worker restarted at program {i + 1}", flush=True)
-            rows.append((i + 1, worker.rss_mib, worker.peak_rss_mib))
+            outcome = worker.run(Task(generate(seed + RSS_SEED_OFFSET + i), interp.name, "eager"))
+            if not worker.alive:  # recycled, or died with the program (a crash): the next task starts a fresh one
+                restarts += 1
+                why = "recycled" if worker.recycled == restarts else f"died ({outcome.verdict.value})"
+                print(f"  worker replaced after program {i + 1}: {why} at {worker.rss_mib:.0f} MiB", flush=True)
+            rows.append((i + 1, worker.rss_mib, worker.peak_rss_mib, restarts))
             if (i + 1) % 100 == 0:
-                print(f"  {i + 1} programs: RSS {worker.rss_mib:.0f} MiB, peak {worker.peak_rss_mib:.0f} MiB", flush=True)
+                print(f"  {i + 1} programs: RSS {worker.rss_mib:.0f} MiB, peak {worker.peak_rss_mib:.0f} MiB, "
+                      f"{restarts} replaced", flush=True)
     finally:
         worker.close()
     return rows
+
+
+def kept_per_program_mib(rows: list[tuple[int, float, float, int]]) -> float:
+    """Least-squares slope of RSS over programs within each worker's life
+    (segments between replacements, their first 10 programs left out: warm-up),
+    pooled: MiB kept per program."""
+    segments: dict[int, list[tuple[int, float]]] = {}
+    for n, rss, _, restarts in rows[1:]:
+        segments.setdefault(restarts, []).append((n, rss))
+    sxy = sxx = 0.0
+    for points in segments.values():
+        points = points[10:]
+        if len(points) < 10:
+            continue
+        mx = sum(n for n, _ in points) / len(points)
+        my = sum(r for _, r in points) / len(points)
+        sxy += sum((n - mx) * (r - my) for n, r in points)
+        sxx += sum((n - mx) ** 2 for n, _ in points)
+    return sxy / sxx if sxx else 0.0
 
 
 def main() -> int:
@@ -167,6 +196,8 @@ def main() -> int:
     parser.add_argument("--backend", default="eager,aot_eager,inductor")
     parser.add_argument("--programs", type=int, default=40, help="timed programs per backend")
     parser.add_argument("--rss-programs", type=int, default=1000, help="programs for the memory run (0: skip)")
+    parser.add_argument("--rss-growth-mib", type=float, default=RSS_GROWTH_LIMIT_MIB,
+                        help="memory run: recycle the worker past this growth over its warm size (0: never)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
@@ -200,18 +231,22 @@ def main() -> int:
               f"{r['2 calls']['ratio_judged']:.2f} |")
 
     if args.rss_programs:
-        print(f"\nmemory: {args.rss_programs} programs on one {args.python} worker (eager, no recycling)", flush=True)
-        rows = memory(interp, args.rss_programs, args.seed, scratch / "logs")
-        marks = sorted({0, 1, 10, 100} | {n for n in range(0, args.rss_programs + 1, max(1, args.rss_programs // 4))}
+        print(f"\nmemory: {args.rss_programs} programs on one {args.python} worker (eager, recycled past "
+              f"{args.rss_growth_mib:.0f} MiB of growth)", flush=True)
+        rows = memory(interp, args.rss_programs, args.seed, scratch / "logs", args.rss_growth_mib)
+        marks = sorted({0, 1, 10, 100} | {n for n in range(0, args.rss_programs + 1, max(1, args.rss_programs // 10))}
                        | {args.rss_programs})
-        print("| programs | RSS MiB | peak RSS MiB |\n|---|---|---|")
-        for n, rss, peak in rows:
+        print("| programs | RSS MiB | peak RSS MiB | workers replaced |\n|---|---|---|---|")
+        for n, rss, peak, restarts in rows:
             if n in marks:
-                print(f"| {n} | {rss:.0f} | {peak:.0f} |")
+                print(f"| {n} | {rss:.0f} | {peak:.0f} | {restarts} |")
         half = rows[len(rows) // 2]
         growth = rows[-1][2] - half[2]
+        kept = kept_per_program_mib(rows)
+        print(f"kept per program within a worker's life: {kept:.2f} MiB")
         print(f"peak RSS growth over the second half ({half[0]} -> {rows[-1][0]} programs): {growth:+.0f} MiB")
-        results["memory"] = {"rows": rows, "second_half_peak_growth_mib": growth}
+        results["memory"] = {"rows": rows, "second_half_peak_growth_mib": growth, "kept_per_program_mib": kept,
+                             "growth_limit_mib": args.rss_growth_mib}
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0

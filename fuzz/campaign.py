@@ -32,7 +32,7 @@ from fuzz.interpreters import Interpreter
 from fuzz.minimize import SignatureCheck, minimize_source
 from fuzz.signature import Finding, Signature, findings, interpreter_order
 from fuzz import interpreters as interpreter_specs
-from fuzz.workers import RSS_LIMIT_MIB, Task, WorkerPool
+from fuzz.workers import RSS_GROWTH_LIMIT_MIB, RSS_LIMIT_MIB, Task, WorkerPool
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +85,8 @@ class CampaignConfig:
     threads: int = 0
     # Resident MiB after a program above which a worker is replaced.
     worker_rss_mib: float = RSS_LIMIT_MIB
+    # MiB a worker may grow past its warm size before it is replaced (0: no limit).
+    worker_rss_growth_mib: float = RSS_GROWTH_LIMIT_MIB
     # Continue the campaign already in out_dir (tcfuzz run --resume).
     resume: bool = False
 
@@ -129,7 +131,8 @@ class CampaignConfig:
                 "minimise_budget_s": self.minimise_budget_s,
                 "minimise_kinds": list(self.minimise_kinds) if self.minimise_kinds is not None else None,
                 "name": self.name, "sources": dataclasses.asdict(self.sources), "feedback": self.feedback,
-                "share": self.share, "threads": self.threads, "worker_rss_mib": self.worker_rss_mib}
+                "share": self.share, "threads": self.threads, "worker_rss_mib": self.worker_rss_mib,
+                "worker_rss_growth_mib": self.worker_rss_growth_mib}
 
     @classmethod
     def from_meta(cls, meta: dict[str, Any], out_dir: Path) -> CampaignConfig:
@@ -146,7 +149,8 @@ class CampaignConfig:
                    minimise=meta["minimise"],
                    minimise_kinds=tuple(meta["minimise_kinds"]) if meta["minimise_kinds"] is not None else None,
                    name=meta["name"], sources=SourceMix(**meta["sources"]), feedback=meta["feedback"],
-                   share=meta["share"], threads=meta["threads"], worker_rss_mib=meta["worker_rss_mib"])
+                   share=meta["share"], threads=meta["threads"], worker_rss_mib=meta["worker_rss_mib"],
+                   worker_rss_growth_mib=meta.get("worker_rss_growth_mib", RSS_GROWTH_LIMIT_MIB))
 
 
 def parse_share(text: str | None) -> dict[str, float]:
@@ -198,7 +202,8 @@ class Campaign:
         self.db = CampaignDB(config.out_dir / "campaign.sqlite")
         self.pool = WorkerPool(interpreter_specs.for_device(config.interpreters, config.device), jobs=config.jobs,
                                log_dir=config.out_dir / "logs",
-                               rss_limit_mib=config.worker_rss_mib)
+                               rss_limit_mib=config.worker_rss_mib,
+                               rss_growth_limit_mib=config.worker_rss_growth_mib)
         self.known_ids = known_signature_ids(config.corpus_dir)
         self.new: dict[str, tuple[Finding, Program]] = {}
         # More programs per divergence signature, minimised after the new buckets

@@ -142,6 +142,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         share=parse_share(args.share),
         threads=check_threads(args.threads, interps),
         worker_rss_mib=args.worker_rss_mib,
+        worker_rss_growth_mib=args.worker_rss_growth_mib,
     )
     if args.no_feedback:
         config.feedback = False
@@ -484,6 +485,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="K: also call each compiled function from K threads at once (free-threaded 3.13t only)")
     run.add_argument("--worker-rss-mib", type=float, default=6144,
                      help="replace a worker whose resident memory after a program exceeds this (default 6144)")
+    run.add_argument("--worker-rss-growth-mib", type=float, default=512,
+                     help="replace a worker whose resident memory has grown by more than this since it was warm "
+                          "(default 512; 0: never; Dynamo keeps ~0.6 MiB per program that nothing releases)")
     run.add_argument("--no-feedback", action="store_true",
                      help="programs a function of the seed alone (shards then merge into exactly one run's buckets)")
     run.add_argument("--sources", help="where programs come from, with shares "

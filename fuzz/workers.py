@@ -7,9 +7,12 @@ of the ``faulthandler`` traceback it left on stderr); one that does not answer
 within the time limit is asked for its stacks (SIGUSR1), killed and recorded
 as a ``timeout``, as is one killed by its CPU-time limit (SIGXCPU, see
 ``harness.limits``). Either way it is replaced on the next task and the
-campaign goes on. A worker whose resident memory after a program exceeds
-``rss_limit_mib`` is replaced too (recycled), so that memory that Dynamo and
-Inductor keep per process cannot grow without bound.
+campaign goes on. A worker is replaced too (recycled) when its resident
+memory after a program exceeds ``rss_limit_mib``, or has grown by more than
+``rss_growth_limit_mib`` since it was warm: Dynamo keeps about 0.6 MiB per
+program that no reset or cache clear releases (symbolic sizes held from C++,
+see benchmarks/throughput.py), so a worker's memory is bounded only by
+recycling it.
 """
 
 from __future__ import annotations
@@ -53,6 +56,11 @@ CPU_PER_WALL_S = 2.0
 # MiB of resident memory after which a worker is replaced (a warm Inductor
 # worker holds ~0.7 GiB on CPU).
 RSS_LIMIT_MIB = 6144
+# MiB a worker's resident memory may grow past its size once warm (after the
+# first program of each backend it runs) before it is replaced: at ~0.6 MiB
+# kept per program on CPU backends, one restart (import torch, 4-7 s, plus
+# each backend's first compile) per ~800 programs.
+RSS_GROWTH_LIMIT_MIB = 512
 # Seconds a hung worker gets to dump its stacks (SIGUSR1) before SIGKILL.
 DUMP_WAIT_S = 2.0
 # Exit codes of harness.worker (kept in step with it).
@@ -106,17 +114,21 @@ class Worker:
     """One ``python -m harness.worker`` process for one interpreter."""
 
     def __init__(self, interpreter: Interpreter, log_dir: Path, *, run_timeout_s: float = RUN_TIMEOUT_S,
-                 rss_limit_mib: float = RSS_LIMIT_MIB, cpu_limit_s: float | None = None,
-                 address_space_mib: int | None = None):
+                 rss_limit_mib: float = RSS_LIMIT_MIB, rss_growth_limit_mib: float = RSS_GROWTH_LIMIT_MIB,
+                 cpu_limit_s: float | None = None, address_space_mib: int | None = None):
         """``run_timeout_s``: wall seconds per program on a warm backend;
         ``rss_limit_mib``: resident MiB after a program above which the worker
-        is replaced; ``cpu_limit_s``: CPU seconds per program (None: the wall
+        is replaced; ``rss_growth_limit_mib``: MiB of growth past its warm size
+        (``warm_rss_mib``) after which it is replaced (0: no limit on growth);
+        ``cpu_limit_s``: CPU seconds per program (None: the wall
         limit x CPU_PER_WALL_S); ``address_space_mib``: the worker's RLIMIT_AS
         (None: its size after ``import torch`` + 8 GiB; 0: none)."""
         self.interpreter = interpreter
         self.log_dir = log_dir
         self.run_timeout_s = run_timeout_s
         self.rss_limit_mib = rss_limit_mib
+        self.rss_growth_limit_mib = rss_growth_limit_mib
+        self.warm_rss_mib = 0.0
         self.cpu_limit_s = cpu_limit_s
         self.address_space_mib = address_space_mib
         self.rss_mib = 0.0
@@ -160,7 +172,7 @@ class Worker:
         )
         stderr.close()
         self._buffer = b""
-        self.warmed = set()
+        self.warmed, self.warm_rss_mib = set(), 0.0
         message = self._read(STARTUP_TIMEOUT_S)
         if message is not None and message.get("protocol") != protocol.PROTOCOL_VERSION:
             self.close()
@@ -208,22 +220,31 @@ class Worker:
             return self._died(task, log_offset, elapsed_s, timed_out=not self._eof)
         if "error" in message:
             raise HarnessError(f"the {self.interpreter.name} worker failed internally:\n{message['error']}")
+        first_on_backend = task.backend not in self.warmed
         self.warmed.add(task.backend)
         self.programs_run += 1
-        self._check_memory(message)
+        self._check_memory(message, first_on_backend=first_on_backend)
         if message.get("retiring"):  # it exits after a CUDA fault (harness.device): the next task starts a fresh one
             log.info("%s worker retires after a CUDA fault", self.interpreter.name)
             self.close()
         return Outcome.from_json(message["outcome"])
 
-    def _check_memory(self, message: dict[str, Any]) -> None:
+    def _check_memory(self, message: dict[str, Any], *, first_on_backend: bool = False) -> None:
         """Record the worker's memory after a program; replace it (on the next
-        task) when its resident set is above ``rss_limit_mib``."""
+        task) when its resident set is above ``rss_limit_mib`` or has grown
+        more than ``rss_growth_limit_mib`` past ``warm_rss_mib``, its size
+        after the first program of each backend (which pays that backend's
+        one-time cost)."""
         self.rss_mib = float(message.get("rss_mib", 0.0))
         self.peak_rss_mib = max(self.peak_rss_mib, float(message.get("peak_rss_mib", self.rss_mib)))
-        if self.rss_limit_mib and self.rss_mib > self.rss_limit_mib:
-            log.info("%s worker holds %.0f MiB after %d programs (limit %.0f): replacing it",
-                     self.interpreter.name, self.rss_mib, self.programs_run, self.rss_limit_mib)
+        if first_on_backend:
+            self.warm_rss_mib = max(self.warm_rss_mib, self.rss_mib)
+        over = self.rss_limit_mib and self.rss_mib > self.rss_limit_mib
+        grown = self.rss_growth_limit_mib and self.rss_mib - self.warm_rss_mib > self.rss_growth_limit_mib
+        if over or grown:
+            log.info("%s worker holds %.0f MiB after %d programs (%.0f MiB when warm; limits %.0f MiB, "
+                     "growth %.0f MiB): replacing it", self.interpreter.name, self.rss_mib, self.programs_run,
+                     self.warm_rss_mib, self.rss_limit_mib, self.rss_growth_limit_mib)
             self.recycled += 1
             self.close()
 
@@ -359,12 +380,12 @@ class WorkerPool:
 
     def __init__(self, interpreters: Iterable[Interpreter], *, jobs: int = 1, log_dir: Path,
                  run_timeout_s: float = RUN_TIMEOUT_S, rss_limit_mib: float = RSS_LIMIT_MIB,
-                 address_space_mib: int | None = None):
+                 rss_growth_limit_mib: float = RSS_GROWTH_LIMIT_MIB, address_space_mib: int | None = None):
         self.interpreters = {i.name: i for i in interpreters}
         self.queues: dict[str, queue.Queue[tuple[int, Task] | None]] = {n: queue.Queue() for n in self.interpreters}
         self.results_queue: queue.Queue[tuple[int, Task, Outcome | BaseException]] = queue.Queue()
         self.workers = [Worker(i, log_dir, run_timeout_s=run_timeout_s, rss_limit_mib=rss_limit_mib,
-                               address_space_mib=address_space_mib)
+                               rss_growth_limit_mib=rss_growth_limit_mib, address_space_mib=address_space_mib)
                         for i in self.interpreters.values() for _ in range(max(1, jobs))]
         self.info: dict[str, InterpreterInfo] = {}
         self._seq = itertools.count()

@@ -43,3 +43,26 @@ def test_parse_share_rejects_bad_parts():
     for bad in ("inductor", "inductor=2", "=0.5", "inductor=x"):
         with pytest.raises(UsageError):
             parse_share(bad)
+
+
+def test_a_worker_is_recycled_when_it_grows_past_its_warm_size(tmp_path, monkeypatch):
+    """The growth limit counts from the size after the first program of each
+    backend (that backend's one-time cost), not from the size after import."""
+    from fuzz.workers import Worker
+
+    w = Worker(Interpreter("3.12", tmp_path / "python"), tmp_path, rss_limit_mib=6144, rss_growth_limit_mib=100)
+    closed = []
+    monkeypatch.setattr(w, "close", lambda: closed.append(w.programs_run))
+    w._check_memory({"rss_mib": 700.0}, first_on_backend=True)   # eager warm
+    w._check_memory({"rss_mib": 750.0})
+    w._check_memory({"rss_mib": 1000.0}, first_on_backend=True)  # inductor's first compile: +250, re-based
+    assert w.warm_rss_mib == 1000.0 and not closed
+    w._check_memory({"rss_mib": 1099.0})
+    assert not closed and w.recycled == 0
+    w._check_memory({"rss_mib": 1101.0})
+    assert closed and w.recycled == 1
+    off = Worker(Interpreter("3.12", tmp_path / "python"), tmp_path, rss_limit_mib=0, rss_growth_limit_mib=0)
+    monkeypatch.setattr(off, "close", lambda: closed.append("off"))
+    off._check_memory({"rss_mib": 700.0}, first_on_backend=True)
+    off._check_memory({"rss_mib": 9000.0})
+    assert "off" not in closed
