@@ -39,11 +39,12 @@ from collections.abc import Callable, Iterator, Sequence
 
 import pysource_minimize
 
+from harness.outcome import Outcome
 from harness.program import Program
 from fuzz.corpus import code_lines, program_body
 from fuzz.errors import CouldNotMinimize
 from fuzz.signature import Signature, causes, findings
-from fuzz.workers import Task, WorkerPool
+from fuzz.workers import RUN_TIMEOUT_S, Task, WorkerPool
 
 log = logging.getLogger(__name__)
 
@@ -75,10 +76,23 @@ class MinimizeResult:
     passes: dict[str, list[int]] = dataclasses.field(default_factory=dict)
 
 
+# A candidate may run this many times as long as the case did on its first
+# check (at least CANDIDATE_TIMEOUT_MIN_S) before it counts as a hang: a
+# deletion that leaves a loop without its exit would otherwise cost the
+# worker's full run timeout (90 s) and a restart. Not for "timeout" cases.
+CANDIDATE_TIMEOUT_FACTOR = 5.0
+CANDIDATE_TIMEOUT_MIN_S = 20.0
+
+
 class SignatureCheck:
     """Callable ``check(source) -> bool``: does the program still show exactly
     ``signature`` when run with ``backend`` on ``interpreters`` (all that the
-    campaign covers, so the interpreter set is checked both ways)?"""
+    campaign covers, so the interpreter set is checked both ways)?
+
+    After the first check that holds, each run of a candidate gets
+    ``timeout_s`` = CANDIDATE_TIMEOUT_FACTOR x the longest run of that check
+    (at least CANDIDATE_TIMEOUT_MIN_S seconds, at most the worker's own
+    limit); a "timeout" signature keeps the worker's limit."""
 
     def __init__(self, pool: WorkerPool, program: Program, signature: Signature, backend: str,
                  interpreters: list[str], *, fullgraph: bool = False, device: str = "cpu"):
@@ -88,9 +102,15 @@ class SignatureCheck:
         outside = [i for i in interpreters if i not in signature.interpreters]
         self.first, self.rest = inside[:1], inside[1:] + outside
         self.calls = 0
+        self.timeout_s: float | None = None
 
     def _tasks(self, program: Program, names: list[str]) -> list[Task]:
-        return [Task(program, n, self.backend, self.device, self.fullgraph) for n in names]
+        return [Task(program, n, self.backend, self.device, self.fullgraph, timeout_s=self.timeout_s) for n in names]
+
+    def _learn_timeout(self, outcomes: list[Outcome]) -> None:
+        if self.timeout_s is None and self.signature.kind != "timeout" and outcomes:
+            longest_s = max(o.elapsed_s for o in outcomes)
+            self.timeout_s = min(RUN_TIMEOUT_S, max(CANDIDATE_TIMEOUT_MIN_S, CANDIDATE_TIMEOUT_FACTOR * longest_s))
 
     def __call__(self, source: str) -> bool:
         self.calls += 1
@@ -99,7 +119,10 @@ class SignatureCheck:
         if not all(self.signature.cause in causes(o) for o in first):
             return False
         rest = self.pool.run_all(self._tasks(program, self.rest))
-        return any(f.signature == self.signature.base() for f in findings(first + rest))
+        holds = any(f.signature == self.signature.base() for f in findings(first + rest))
+        if holds:
+            self._learn_timeout(first + rest)
+        return holds
 
     def check_many(self, sources: Sequence[str]) -> list[bool]:
         """``[self(s) for s in sources]``, but the runs of all candidates go to

@@ -89,6 +89,8 @@ class Task:
     threads: int = 0
     # Only the first N calls of harness.execute's call plan (None: all of it)
     calls: int | None = None
+    # Wall seconds this program may run on a warm backend (None: the worker's run_timeout_s)
+    timeout_s: float | None = None
 
 
 def short_path(path: str) -> str:
@@ -201,7 +203,7 @@ class Worker:
         assert self.proc is not None and self.proc.stdin is not None
         request_id = next(self._ids)
         log_offset = self._log_offset = self._stderr_path.stat().st_size if self._stderr_path else 0
-        timeout_s = self.run_timeout_s
+        timeout_s = task.timeout_s if task.timeout_s is not None else self.run_timeout_s
         if task.backend not in self.warmed:
             timeout_s += WARMUP_ALLOWANCE_S.get(task.backend, WARMUP_DEFAULT_S)
         started = time.monotonic()

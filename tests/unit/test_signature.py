@@ -149,3 +149,35 @@ def test_a_divergence_signature_carries_the_features_of_its_minimised_program():
     assert loop.base() == base and Signature.parse(loop.key) == loop
     crash = Signature("crash", "dynamo", "SIGSEGV@torch/x.py:f", ("3.12",))
     assert crash.with_features("x = 1\n") == crash
+
+
+def test_signature_check_bounds_candidate_runs_by_the_case_s_own_run_time():
+    """Once the case holds (its runs took 2 s), a candidate gets 5 x 2 s, at
+    least 20 s; a "timeout" case keeps the worker's limit (its runs must hang)."""
+    from harness.program import Program
+    from fuzz.minimize import CANDIDATE_TIMEOUT_MIN_S, SignatureCheck
+
+    class Timed(_FakePool):
+        def __init__(self, breaks_on, elapsed_s):
+            super().__init__(breaks_on)
+            self.elapsed_s, self.timeouts = elapsed_s, []
+
+        def run_all(self, tasks):
+            self.timeouts += [t.timeout_s for t in tasks]
+            outcomes = super().run_all(tasks)
+            for o in outcomes:
+                o.elapsed_s = self.elapsed_s
+            return outcomes
+
+    sig = Signature("graph-break", "dynamo", "Attempt to trace generator", ("3.12",))
+    assert CANDIDATE_TIMEOUT_MIN_S == 20.0
+    for elapsed_s, expected in ((2.0, 20.0), (8.0, 40.0)):
+        pool = Timed(lambda source: {"3.12"}, elapsed_s)
+        check = SignatureCheck(pool, Program(source="kept"), sig, "eager", ["3.12"])
+        assert check("kept") and pool.timeouts == [None]
+        assert check("kept again") and pool.timeouts[-1] == expected
+    hang = Signature("timeout", "dynamo", "timeout", ("3.12",))
+    pool = Timed(lambda source: {"3.12"}, 2.0)
+    check = SignatureCheck(pool, Program(source="kept"), hang, "eager", ["3.12"])
+    check("kept"), check("kept again")
+    assert pool.timeouts == [None, None]
