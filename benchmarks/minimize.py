@@ -167,17 +167,23 @@ def run_pysource_minimize(check, program: Program, budget_s: float, jobs: int) -
 
 def run_shrinkray(check, program: Program, budget_s: float, jobs: int, shrinkray: str) -> str:
     body = corpus.program_body(program.source)
+    deadline = time.monotonic() + budget_s
     with tempfile.TemporaryDirectory(prefix="tcfuzz-bench-") as tmp:
         address = os.path.join(tmp, "oracle.sock")
 
         class Handler(socketserver.StreamRequestHandler):
             def handle(self) -> None:
                 source = self.rfile.read().decode(errors="replace")
+                ok = False
+                if time.monotonic() < deadline:  # past it, shrinkray is being stopped: no more oracle calls
+                    try:
+                        ok = check(source)
+                    except Exception:  # noqa: BLE001 - a candidate the harness cannot take is not interesting
+                        ok = False
                 try:
-                    ok = check(source)
-                except Exception:  # noqa: BLE001 - a candidate the harness cannot take is not interesting
-                    ok = False
-                self.wfile.write(b"1" if ok else b"0")
+                    self.wfile.write(b"1" if ok else b"0")
+                except OSError:  # shrinkray was stopped while this candidate ran
+                    pass
 
         server = socketserver.ThreadingUnixStreamServer(address, Handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
