@@ -120,3 +120,14 @@ def test_generator_stage_shrinks_a_generated_program_to_a_valid_smaller_one():
     result = minimize_source(program.source, check, budget_s=60, program=program, stages=("generator",))
     assert result.passes.get("generator/shrink", [0, 0])[1] > 0
     assert result.lines_after < result.lines_before and check(result.source)
+
+
+def test_a_failure_inside_pysource_minimize_keeps_the_best_so_far():
+    """pysource-minimize 0.10.1 raises AssertionError("missing case <ast.MatchStar>")
+    when a star pattern has to stay; the pipeline goes on with what it has."""
+    source = ("def f(x):\n    match x:\n        case [a, *rest] if len(rest) == 2:\n            return a\n"
+              "        case _:\n            return None\n\n\ndef inputs():\n    return ([1, 2, 3],)\n")
+    result = minimize_source(source, lambda s: "*" in s and "def inputs" in s, budget_s=60,
+                             stages=("source", "tidy"))
+    assert "*" in result.source and code_lines(result.source) <= code_lines(source)
+    assert "source/pysource-minimize" in result.passes
