@@ -162,6 +162,8 @@ def run_pysource_minimize(check, program: Program, budget_s: float, jobs: int) -
             best[0] = reduced
     except OutOfTime:
         pass
+    except Exception as e:  # noqa: BLE001 - its own bug (0.10.1: "missing case <ast.MatchStar>"): the best it reached
+        print(f"pysource-minimize stopped with {type(e).__name__}: {e}", file=sys.stderr, flush=True)
     return best[0]
 
 
