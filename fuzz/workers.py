@@ -9,7 +9,7 @@ as a ``timeout``, as is one killed by its CPU-time limit (SIGXCPU, see
 ``harness.limits``). Either way it is replaced on the next task and the
 campaign goes on. A worker is replaced too (recycled) when its resident
 memory after a program exceeds ``rss_limit_mib``, or has grown by more than
-``rss_growth_limit_mib`` since it was warm: Dynamo keeps about 0.6 MiB per
+``rss_growth_limit_mib`` since it was warm: Dynamo keeps about 0.5 MiB per
 program that no reset or cache clear releases (symbolic sizes held from C++,
 see benchmarks/throughput.py), so a worker's memory is bounded only by
 recycling it.
@@ -57,10 +57,10 @@ CPU_PER_WALL_S = 2.0
 # worker holds ~0.7 GiB on CPU).
 RSS_LIMIT_MIB = 6144
 # MiB a worker's resident memory may grow past its size once warm (after the
-# first program of each backend it runs) before it is replaced: at ~0.6 MiB
-# kept per program on CPU backends, one restart (import torch, 4-7 s, plus
-# each backend's first compile) per ~800 programs.
-RSS_GROWTH_LIMIT_MIB = 512
+# first program of each backend it runs) before it is replaced: at ~0.5 MiB
+# kept per program (eager, measured over 600 programs), one restart (import
+# torch, 4-7 s, plus each backend's first compile) per ~500 programs.
+RSS_GROWTH_LIMIT_MIB = 256
 # Seconds a hung worker gets to dump its stacks (SIGUSR1) before SIGKILL.
 DUMP_WAIT_S = 2.0
 # Exit codes of harness.worker (kept in step with it).
