@@ -3,9 +3,12 @@
 Usage (host venv)::
 
     .venv/bin/python benchmarks/throughput.py [--python 3.12] [--backend eager,aot_eager,inductor]
-        [--programs 40] [--rss-programs 1000] [--seed 0] [--json OUT]
+        [--programs 40 | --programs eager=100,aot_eager=40,inductor=12] [--rss-programs 1000]
+        [--seed 0] [--json OUT]
 
-Throughput: the same ``--programs`` generated programs run, per backend,
+Throughput: the same ``--programs`` generated programs (a count, or one per
+backend: programs that compile in 0.2 s on ``eager`` need many more for a
+stable ratio than Inductor's 4 s) run, per backend,
 (a) through tcfuzz's WorkerPool (one worker, the campaign's code path: eager
 twice for the flakiness check, the compiled run's calls, comparison, graph
 breaks, JSON over the pipe) and (b) through ``benchmarks/bare_loop.py`` in
@@ -190,11 +193,20 @@ def kept_per_program_mib(rows: list[tuple[int, float, float, int]]) -> float:
     return sxy / sxx if sxx else 0.0
 
 
+def parse_counts(text: str, backends: list[str]) -> dict[str, int]:
+    """``"40"`` -> 40 for every backend; ``"eager=100,inductor=12"`` -> per
+    backend (the others: 40)."""
+    if "=" not in text:
+        return {b: int(text) for b in backends}
+    given = {k.strip(): int(v) for k, v in (part.split("=", 1) for part in text.split(",") if part.strip())}
+    return {b: given.get(b, 40) for b in backends}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--python", default="3.12")
     parser.add_argument("--backend", default="eager,aot_eager,inductor")
-    parser.add_argument("--programs", type=int, default=40, help="timed programs per backend")
+    parser.add_argument("--programs", default="40", help="timed programs per backend: N, or backend=N,...")
     parser.add_argument("--rss-programs", type=int, default=1000, help="programs for the memory run (0: skip)")
     parser.add_argument("--rss-growth-mib", type=float, default=RSS_GROWTH_LIMIT_MIB,
                         help="memory run: recycle the worker past this growth over its warm size (0: never)")
@@ -204,14 +216,15 @@ def main() -> int:
 
     interp = interpreters.resolve(args.python)
     backends = [b for b in args.backend.split(",") if b]
-    programs = [generate(args.seed + i) for i in range(args.programs)]
+    counts = parse_counts(args.programs, backends)
+    programs = [generate(args.seed + i) for i in range(max(counts.values(), default=0))]
     warmup = generate(args.seed + WARMUP_SEED_OFFSET)
     scratch = Path(tempfile.mkdtemp(prefix="tcfuzz-throughput-"))
-    results: dict = {"python": args.python, "programs": args.programs, "backends": {}}
+    results: dict = {"python": args.python, "programs": counts, "backends": {}}
 
-    print(f"throughput: {args.programs} programs per backend on {args.python}, interleaved", flush=True)
+    print(f"throughput: {counts} programs on {args.python}, interleaved", flush=True)
     for backend in backends:
-        r = results["backends"][backend] = measure(interp, backend, programs, warmup, scratch)
+        r = results["backends"][backend] = measure(interp, backend, programs[:counts[backend]], warmup, scratch)
         print(f"  {backend:<10} bare loop {r['programs'] / r['bare_s']:.3f} prog/s ({r['bare_raised']} raised)",
               flush=True)
         for side in ("full", "2 calls"):
