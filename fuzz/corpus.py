@@ -115,24 +115,35 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
     sys.exit(0 if ok else 1)
 '''
 
-# A hang's runner: faulthandler ends the process with exit 1 (and every
-# thread's stack on stderr) when the compiled calls have not returned within
-# HANG_S seconds, so `python CASE` terminates while the bug is there.
+# A hang's runner: a timer thread ends the process with exit 1 (after
+# printing every thread's stack) when the compiled calls have not returned
+# within HANG_S seconds, so `python CASE` terminates while the bug is there.
+# (Not faulthandler.dump_traceback_later(exit=True): its watchdog reads the
+# frames without the GIL and crashed the process with SIGSEGV under load; the
+# timer thread dumps while holding the GIL, which the hanging tracer, being
+# Python code, hands over every switch interval.)
 _RUNNER_HANG = '''\
 if __name__ == "__main__":  # exit 1, with the stack of the hang, while the compiled calls still do not return
-    import faulthandler, sys
+    import faulthandler, os, sys, threading
     from torch._dynamo.utils import same
     def run(fn):
         try: return [fn(*inputs()) for _ in range(2)]
         except Exception as e: return f"raised {type(e).__name__}: {e}"
+    def hung():
+        print(f"compiled: no return within {HANG_S} s", flush=True)
+        faulthandler.dump_traceback(all_threads=True)
+        os._exit(1)
     eager = run(f)
     print(f"eager:    {eager}", flush=True)
-    faulthandler.dump_traceback_later(HANG_S, exit=True)
+    timer = threading.Timer(HANG_S, hung)
+    timer.daemon = True
+    timer.start()
     compiled = run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
-    faulthandler.cancel_dump_traceback_later()
+    timer.cancel()
     print(f"compiled: {compiled}")
     sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)
 '''
+
 
 _RUNNER_GRAPH_BREAK = '''\
 if __name__ == "__main__":  # exit 1 while Dynamo still breaks the graph for this reason

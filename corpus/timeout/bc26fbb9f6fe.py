@@ -40,15 +40,21 @@ FULLGRAPH = False
 HANG_S = 60  # seconds the compiled calls may take before the case counts as hanging
 
 if __name__ == "__main__":  # exit 1, with the stack of the hang, while the compiled calls still do not return
-    import faulthandler, sys
+    import faulthandler, os, sys, threading
     from torch._dynamo.utils import same
     def run(fn):
         try: return [fn(*inputs()) for _ in range(2)]
         except Exception as e: return f"raised {type(e).__name__}: {e}"
+    def hung():
+        print(f"compiled: no return within {HANG_S} s", flush=True)
+        faulthandler.dump_traceback(all_threads=True)
+        os._exit(1)
     eager = run(f)
     print(f"eager:    {eager}", flush=True)
-    faulthandler.dump_traceback_later(HANG_S, exit=True)
+    timer = threading.Timer(HANG_S, hung)
+    timer.daemon = True
+    timer.start()
     compiled = run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
-    faulthandler.cancel_dump_traceback_later()
+    timer.cancel()
     print(f"compiled: {compiled}")
     sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)
