@@ -160,10 +160,11 @@ def memory(interp: interpreters.Interpreter, count: int, seed: int, log_dir: Pat
         worker.start()
         rows.append((0, worker.rss_mib, worker.rss_mib, 0))
         for i in range(count):
+            recycled_before = worker.recycled
             outcome = worker.run(Task(generate(seed + RSS_SEED_OFFSET + i), interp.name, "eager"))
             if not worker.alive:  # recycled, or died with the program (a crash): the next task starts a fresh one
                 restarts += 1
-                why = "recycled" if worker.recycled == restarts else f"died ({outcome.verdict.value})"
+                why = "recycled" if worker.recycled > recycled_before else f"died ({outcome.verdict.value})"
                 print(f"  worker replaced after program {i + 1}: {why} at {worker.rss_mib:.0f} MiB", flush=True)
             rows.append((i + 1, worker.rss_mib, worker.peak_rss_mib, restarts))
             if (i + 1) % 100 == 0:

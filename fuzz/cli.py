@@ -21,7 +21,7 @@ from harness.program import Program, ProgramError
 from fuzz import corpus, interpreters
 from fuzz.errors import CorpusError, CouldNotMinimize, HarnessError, TcfuzzError, UsageError
 from fuzz.signature import Signature, findings
-from fuzz.workers import RSS_GROWTH_LIMIT_MIB
+from fuzz.workers import RSS_GROWTH_LIMIT_MIB, RSS_LIMIT_MIB
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_HARNESS = 0, 1, 2, 3
 DEFAULT_BACKENDS = "eager,aot_eager,inductor"
@@ -484,8 +484,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "(default 1: all; the lowest backend always runs; chosen by seed)")
     run.add_argument("--threads", type=int, default=0,
                      help="K: also call each compiled function from K threads at once (free-threaded 3.13t only)")
-    run.add_argument("--worker-rss-mib", type=float, default=6144,
-                     help="replace a worker whose resident memory after a program exceeds this (default 6144)")
+    run.add_argument("--worker-rss-mib", type=float, default=RSS_LIMIT_MIB,
+                     help=f"replace a worker whose resident memory after a program exceeds this (default {RSS_LIMIT_MIB})")
     run.add_argument("--worker-rss-growth-mib", type=float, default=RSS_GROWTH_LIMIT_MIB,
                      help="replace a worker whose resident memory has grown by more than this since it was warm "
                           f"(default {RSS_GROWTH_LIMIT_MIB}; 0: never; Dynamo keeps ~0.5 MiB per program that nothing "

@@ -139,6 +139,8 @@ class SignatureCheck:
         result = [False] * len(sources)
         for r, k in enumerate(alive):
             result[k] = any(f.signature == self.signature.base() for f in findings(firsts[k] + rest[r * m:(r + 1) * m]))
+            if result[k]:
+                self._learn_timeout(firsts[k] + rest[r * m:(r + 1) * m])
         return result
 
 
