@@ -68,6 +68,7 @@ class _Call:
 class _Run:
     calls: list[_Call] = field(default_factory=list)
     globals_after: Any = None
+    plan: tuple[str, ...] = ()
 
 
 def qualified_name(exc_type: type) -> str:
@@ -134,12 +135,15 @@ def root_error_type(exc: BaseException) -> str:
     return f"{outer}({type(inner).__name__})" if inner is not None and type(inner) is not type(exc) else outer
 
 
-def load_module(program: Program, path: str) -> types.ModuleType:
+def load_module(program: Program, path: str, *, check: bool = True) -> types.ModuleType:
     """Execute the program's source as a fresh module whose ``__file__`` is ``path``.
 
-    Raises ProgramError if the source does not execute or lacks the functions.
+    Raises ProgramError if the source does not execute or (``check``) does
+    not parse or lacks the functions (``Program.check``; a caller that loads
+    one program several times checks it once).
     """
-    program.check()
+    if check:
+        program.check()
     if not os.path.exists(path):  # named by the source's hash: same path, same text
         with open(path, "w") as fh:
             fh.write(program.source)
@@ -246,26 +250,41 @@ def _make_inputs(module: types.ModuleType, program: Program) -> tuple:
     return args if isinstance(args, tuple) else (args,)
 
 
-def plan_calls(module: types.ModuleType, program: Program, calls: int | None = None) -> tuple[str, ...]:
-    """The calls every run of this program makes (see the module docstring)."""
+def _plan(has_guard_targets: bool, first_args: tuple, calls: int | None) -> tuple[str, ...]:
     plan = ["fresh", "cached"]
-    if _guard_targets(module):
+    if has_guard_targets:
         plan.append("guard")
-    if input_variants.grow_shapes(_make_inputs(module, program)) is not None:
+    if input_variants.grow_shapes(first_args) is not None:
         plan.append("shape")
     return tuple(plan[:calls] if calls else plan)
 
 
-def _run(module: types.ModuleType, program: Program, fn: Any, plan: tuple[str, ...], *,
-         fp64: bool = False, device: str = "cpu") -> _Run:
+def plan_calls(module: types.ModuleType, program: Program, calls: int | None = None) -> tuple[str, ...]:
+    """The calls every run of this program makes (see the module docstring),
+    for a freshly loaded ``module`` (its ``inputs()`` is called once)."""
+    return _plan(bool(_guard_targets(module)), _make_inputs(module, program), calls)
+
+
+def _run(module: types.ModuleType, program: Program, fn: Any, plan: tuple[str, ...] | None, *,
+         calls: int | None = None, fp64: bool = False, device: str = "cpu") -> _Run:
+    """Make ``plan``'s calls of ``fn`` on a freshly loaded ``module``. With
+    ``plan`` None the run decides it as ``plan_calls`` would (from the module
+    before the first call and that call's inputs) without calling
+    ``inputs()`` once more, and records it in ``run.plan``."""
     import torch
 
     run = _Run()
-    for label in plan:
+    has_guard_targets = bool(_guard_targets(module)) if plan is None else False
+    labels = list(plan if plan is not None else ("fresh",))
+    while labels:
+        label = labels.pop(0)
         _reset_global_state()
         if label == "guard":
             _mutate_for_guard(module)
         args = _make_inputs(module, program)
+        if plan is None:  # the first call: the plan follows from its inputs, before the call can mutate them
+            plan = _plan(has_guard_targets, args, calls)
+            labels = list(plan[1:])
         if label == "shape":
             args = input_variants.grow_shapes(args) or args
         if fp64:
@@ -295,6 +314,7 @@ def _run(module: types.ModuleType, program: Program, fn: Any, plan: tuple[str, .
         run.calls.append(call)
     _reset_global_state()
     run.globals_after = _globals_snapshot(module)
+    run.plan = plan or ()
     return run
 
 
@@ -359,12 +379,13 @@ def run_program(
     fp64_run: _Run | None = None
     try:
         log.info("phase eager %s %s", program.program_id, backend)
-        # planning calls inputs(), which may count its calls: it gets a module of its own
-        plan = plan_calls(load_module(program, path), program, calls)
-        mod_a = load_module(program, path)
-        eager_a = _run(mod_a, program, getattr(mod_a, program.entry), plan, device=device)
+        program.check()
+        mod_a = load_module(program, path, check=False)
+        # eager A decides the plan from its first call's inputs (inputs() may count its calls)
+        eager_a = _run(mod_a, program, getattr(mod_a, program.entry), None, calls=calls, device=device)
+        plan = eager_a.plan
         outcome.eager_s = sum(c.result.elapsed_s for c in eager_a.calls)
-        mod_b = load_module(program, path)
+        mod_b = load_module(program, path, check=False)
         eager_b = _run(mod_b, program, getattr(mod_b, program.entry), plan, device=device)
         outcome.eager = [c.result for c in eager_a.calls]
         flaky_aspect, flaky_call = _first_difference(eager_a, eager_b)
@@ -373,7 +394,7 @@ def run_program(
             return outcome
 
         log.info("phase compiled %s %s", program.program_id, backend)
-        mod_c = load_module(program, path)
+        mod_c = load_module(program, path, check=False)
         counter = observe.GraphCounter(backend_fn)
         compiled_fn = torch.compile(getattr(mod_c, program.entry), backend=counter, fullgraph=fullgraph)
         with observe.record_graph_breaks() as breaks, (
@@ -403,7 +424,7 @@ def run_program(
             # torch's rule: a float difference is a bug only if compiled is
             # further from a float64 run than eager is
             log.info("phase fp64 %s %s", program.program_id, backend)
-            mod_r = load_module(program, path)
+            mod_r = load_module(program, path, check=False)
             fp64_run = _run(mod_r, program, getattr(mod_r, program.entry), plan, fp64=True, device="cpu")
             aspect, call = _first_difference(eager_a, compiled, fp64_run)
     except ProgramError as e:

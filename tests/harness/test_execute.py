@@ -115,3 +115,26 @@ def test_an_assert_inside_dynamo_is_torch_s_own_error_but_a_user_s_is_not():
     assert execute.raised_in_compiler(inside)
     assert not execute.raised_in_compiler(user) and not execute.raised_in_compiler(op)
     assert execute.innermost_torch_frame(inside) == "torch/_dynamo/bytecode_transformation.py:boom"
+
+
+COUNTING = """
+import torch
+CALLS = []
+def f(x):
+    return x * len(CALLS)
+def inputs():
+    CALLS.append(1)
+    return (torch.ones(2, 3),)
+"""
+
+
+def test_a_run_decides_its_plan_from_its_first_call_without_calling_inputs_again(tmp_path):
+    program = Program(COUNTING)
+    planned = execute.plan_calls(execute.load_module(program, str(tmp_path / "p.py")), program)
+    mod = execute.load_module(program, str(tmp_path / "p.py"))
+    run = execute._run(mod, program, mod.f, None)
+    assert run.plan == planned == ("fresh", "cached", "shape")
+    assert len(mod.CALLS) == 3  # one inputs() per call: what f sees is what a standalone case sees
+    assert [c.result.value.split("values=")[0] for c in run.calls][0].startswith("tensor(shape=[2, 3]")
+    again = execute.load_module(program, str(tmp_path / "p.py"))
+    assert execute._run(again, program, again.f, None, calls=1).plan == ("fresh",)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import linecache
 import subprocess
 import sys
 import types
@@ -39,6 +40,30 @@ def test_present_caches_are_cleared_and_missing_ones_skipped(monkeypatch: pytest
     assert ShapeEnv.simplify.cache_info().currsize == 0
 
 
+def test_caches_later_programs_hit_are_cleared_only_every_gc_every_programs(monkeypatch: pytest.MonkeyPatch,
+                                                                         tmp_path) -> None:
+    @functools.lru_cache(None)
+    def mro_lookup(x):
+        return x
+
+    monkeypatch.setattr(worker, "PER_PROGRAM_CACHES", ())
+    monkeypatch.setattr(worker, "PER_PROGRAM_METHOD_CACHES", ())
+    monkeypatch.setattr(worker, "PERIODIC_CACHES", (("fake_inspect", "", "cache_clear"),))
+    monkeypatch.setitem(sys.modules, "fake_inspect", types.SimpleNamespace(cache_clear=mro_lookup.cache_clear))
+    mro_lookup(1)
+    program_file, torch_file = str(tmp_path / "prog_1.py"), worker.__file__
+    for name in (program_file, torch_file, "<eval_with_key>.3"):
+        linecache.cache[name] = (1, None, ["x = 1\n"], name)
+    worker.release_memory(worker.GC_EVERY_PROGRAMS - 1, str(tmp_path))
+    assert mro_lookup.cache_info().currsize == 1
+    # the program's own lines and generated code go after every program; torch's files stay
+    assert program_file not in linecache.cache and "<eval_with_key>.3" not in linecache.cache
+    assert torch_file in linecache.cache
+    worker.release_memory(worker.GC_EVERY_PROGRAMS, str(tmp_path))
+    assert mro_lookup.cache_info().currsize == 0
+    assert torch_file not in linecache.cache
+
+
 @pytest.mark.slow
 def test_every_cache_named_exists_in_the_pinned_torch() -> None:
     """A torch upgrade that renames one of them would otherwise skip it silently."""
@@ -46,9 +71,11 @@ def test_every_cache_named_exists_in_the_pinned_torch() -> None:
     script = (
         "import importlib, json\n"
         "from harness import worker\n"
-        "for name in {m for m, *_ in worker.PER_PROGRAM_CACHES + worker.PER_PROGRAM_METHOD_CACHES}:\n"
+        "for name in {m for m, *_ in worker.PER_PROGRAM_CACHES + worker.PERIODIC_CACHES\n"
+        "             + worker.PER_PROGRAM_METHOD_CACHES}:\n"
         "    importlib.import_module(name)\n"
-        "missing = [e for e in worker.PER_PROGRAM_CACHES if not callable(worker.resolve_cache(*e))]\n"
+        "missing = [e for e in worker.PER_PROGRAM_CACHES + worker.PERIODIC_CACHES\n"
+        "           if not callable(worker.resolve_cache(*e))]\n"
         "print(json.dumps([missing, len(worker.cache_clearers()) - len(worker.PER_PROGRAM_CACHES)]))\n"
     )
     done = subprocess.run([str(env_python("3.12")), "-c", script], cwd=ROOT, capture_output=True, text=True,
