@@ -135,15 +135,14 @@ def root_error_type(exc: BaseException) -> str:
     return f"{outer}({type(inner).__name__})" if inner is not None and type(inner) is not type(exc) else outer
 
 
-def load_module(program: Program, path: str, *, check: bool = True) -> types.ModuleType:
+def load_module(program: Program, path: str) -> types.ModuleType:
     """Execute the program's source as a fresh module whose ``__file__`` is ``path``.
 
-    Raises ProgramError if the source does not execute or (``check``) does
-    not parse or lacks the functions (``Program.check``; a caller that loads
-    one program several times checks it once).
+    Raises ProgramError if the source does not compile, raises while it
+    executes, or leaves no callable entry or input function (the checks of
+    ``Program.check``, made on the compiled module: a parse of the source to
+    an ``ast`` costs more than the compile itself, on every load).
     """
-    if check:
-        program.check()
     if not os.path.exists(path):  # named by the source's hash: same path, same text
         with open(path, "w") as fh:
             fh.write(program.source)
@@ -153,10 +152,16 @@ def load_module(program: Program, path: str, *, check: bool = True) -> types.Mod
     sys.modules[name] = module
     try:
         code = compile(program.source, path, "exec")
+    except SyntaxError as e:
+        raise ProgramError(f"not a Python program: {e.msg} at line {e.lineno}") from None
+    try:
         with contextlib.redirect_stdout(_Capture()):
             exec(code, module.__dict__)
     except Exception as e:
         raise ProgramError(f"the program raised while loading: {type(e).__name__}: {e}") from None
+    for function in (program.entry, program.inputs):
+        if not callable(getattr(module, function, None)):
+            raise program.missing(function)
     return module
 
 
@@ -166,7 +171,8 @@ def deterministic_settings() -> None:
     torch/_inductor/fuzzer.py does)."""
     import torch._inductor.config as inductor_config
 
-    inductor_config.fallback_random = True
+    if not inductor_config.fallback_random:  # setting it, even to its value, makes the config hash again
+        inductor_config.fallback_random = True
 
 
 def global_state() -> tuple:
@@ -379,13 +385,12 @@ def run_program(
     fp64_run: _Run | None = None
     try:
         log.info("phase eager %s %s", program.program_id, backend)
-        program.check()
-        mod_a = load_module(program, path, check=False)
+        mod_a = load_module(program, path)
         # eager A decides the plan from its first call's inputs (inputs() may count its calls)
         eager_a = _run(mod_a, program, getattr(mod_a, program.entry), None, calls=calls, device=device)
         plan = eager_a.plan
         outcome.eager_s = sum(c.result.elapsed_s for c in eager_a.calls)
-        mod_b = load_module(program, path, check=False)
+        mod_b = load_module(program, path)
         eager_b = _run(mod_b, program, getattr(mod_b, program.entry), plan, device=device)
         outcome.eager = [c.result for c in eager_a.calls]
         flaky_aspect, flaky_call = _first_difference(eager_a, eager_b)
@@ -394,7 +399,7 @@ def run_program(
             return outcome
 
         log.info("phase compiled %s %s", program.program_id, backend)
-        mod_c = load_module(program, path, check=False)
+        mod_c = load_module(program, path)
         counter = observe.GraphCounter(backend_fn)
         compiled_fn = torch.compile(getattr(mod_c, program.entry), backend=counter, fullgraph=fullgraph)
         with observe.record_graph_breaks() as breaks, (
@@ -424,7 +429,7 @@ def run_program(
             # torch's rule: a float difference is a bug only if compiled is
             # further from a float64 run than eager is
             log.info("phase fp64 %s %s", program.program_id, backend)
-            mod_r = load_module(program, path, check=False)
+            mod_r = load_module(program, path)
             fp64_run = _run(mod_r, program, getattr(mod_r, program.entry), plan, fp64=True, device="cpu")
             aspect, call = _first_difference(eager_a, compiled, fp64_run)
     except ProgramError as e:

@@ -90,10 +90,12 @@ class Program:
         }
         for name in (self.entry, self.inputs):
             if name not in defined:
-                raise ProgramError(
-                    f"the program defines no top-level {name!r}: a program needs "
-                    f"`def {self.entry}(...)` and `def {self.inputs}()` returning its arguments"
-                )
+                raise self.missing(name)
+
+    def missing(self, name: str) -> ProgramError:
+        """The error for a program without its entry or input function ``name``."""
+        return ProgramError(f"the program defines no top-level {name!r}: a program needs "
+                            f"`def {self.entry}(...)` and `def {self.inputs}()` returning its arguments")
 
     @classmethod
     def from_file(cls, path: str | Path) -> Program:
