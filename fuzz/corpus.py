@@ -72,20 +72,27 @@ if __name__ == "__main__":  # eager vs compiled: values, printed text, arguments
 # fresh copy of the module; calls "fresh" and "cached", then, where the
 # signature names a later call, "guard" (scalar globals and class attributes
 # mutated) and "shape" (the largest dimension grown by one); after each call
-# the value, printed text, arguments and grad mode are compared.
+# the value, printed text, arguments and grad mode are compared, after the
+# last call the module's data globals and its classes' public attributes
+# (objects of its classes as their attributes), as harness.execute does.
 _RUNNER_PLAN = '''\
 if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this module; exit 1 while they differ
     import contextlib, io, re, runpy, sys
     from torch._dynamo.utils import same
-    def scalars(ns):
+    def attributes(ns):
         owners = [ns] + [v for v in ns.values() if isinstance(v, type) and v.__module__ == "case"]
-        return [(o, k) for o in owners for k, v in list(o.items() if o is ns else vars(o).items())
-                if not k.startswith("_") and isinstance(v, (bool, int, float))]
+        return [(o, k, v) for o in owners for k, v in list(o.items() if o is ns else vars(o).items())
+                if not k.startswith("_") and k not in ("BACKEND", "FULLGRAPH", "CALLS")
+                and not callable(v) and not isinstance(v, (type(sys), property, classmethod, staticmethod))]
+    def scalars(ns):
+        return [(o, k) for o, k, v in attributes(ns) if isinstance(v, (bool, int, float))]
+    def state(ns):  # after the calls
+        return [[k, dict(vars(v)) if type(v).__module__ == "case" else v] for _, k, v in attributes(ns)]
     def grow(args):
         n = max([s for a in args if isinstance(a, torch.Tensor) for s in a.shape if s >= 2], default=0)
         def g(t):
             for d, s in enumerate(t.shape if isinstance(t, torch.Tensor) else ()):
-                if s == n: t = torch.cat([t.detach(), t.detach().narrow(d, s - 1, 1)], d).requires_grad_(t.requires_grad)
+                if n and s == n: t = torch.cat([t.detach(), t.detach().narrow(d, s - 1, 1)], d).requires_grad_(t.requires_grad)
             return t
         return tuple(g(a) for a in args)
     def run(compiled):
@@ -107,7 +114,7 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
             except Exception as e: value = f"raised {type(e).__name__}: " + re.sub(r" at 0x\\w+", "", str(e).split(chr(10))[0])
             out.append([value, list(args), buf.getvalue(), torch.is_grad_enabled()])
             torch.set_grad_enabled(True)
-        return out
+        return out + [state(ns)]
     eager, compiled = run(False), run(True)
     print(f"eager:    {eager}\\ncompiled: {compiled}")
     try: ok = same(eager, compiled, equal_nan=True)
@@ -263,9 +270,11 @@ def render_case(program: Program, signature: Signature, *, backend: str, torch_v
 def divergence_calls(program: Program, signature: Signature) -> tuple[str, ...]:
     """The calls a divergence's standalone runner makes: harness.execute's plan
     ("fresh", "cached", then "guard" where the program has scalar globals or
-    class attributes, then "shape"), up to the call the signature names."""
+    class attributes, then "shape"), up to the call the signature names; all
+    of them for a divergence in module globals, which the harness compares
+    after its whole plan."""
     detail = signature.cause[1]
-    last = detail.rsplit("@", 1)[1] if "@" in detail else "cached"
+    last = detail.rsplit("@", 1)[1] if "@" in detail else "shape" if detail == "globals" else "cached"
     calls = ["fresh", "cached"]
     if last in ("guard", "shape"):
         tree = ast.parse(program_body(program.source))  # not the runner settings of a rendered case

@@ -109,3 +109,36 @@ def test_a_hanging_case_exits_1_with_the_stack_of_the_hang(tmp_path):
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "compiled: no return within 10 s" in proc.stdout and "most recent call first" in proc.stderr
     assert time.monotonic() - started < 200
+
+
+GLOBALS_PROGRAM = """
+import torch
+
+class State:
+    total = 0.0
+
+def f(x):
+    State.total = x.sum() * 2
+    return 1
+
+def inputs():
+    return (torch.ones(2, 3),)
+"""
+
+
+@pytest.mark.parametrize("backend, exit_code", [("tcfuzz_add_one", 1), ("eager", 0)])
+def test_a_globals_divergence_case_compares_class_attributes_after_the_whole_plan(tmp_path, backend, exit_code):
+    """The harness compares module globals and class attributes after its
+    whole call plan; the standalone case must too, or it never reproduces a
+    stale-global bug (found on Inductor: a class attribute float written back
+    from the previous call's value after a recompile)."""
+    require_env("3.12")
+    sig = Signature("divergence", "aot_eager", "globals", ("3.12",))
+    text = corpus.render_case(Program(GLOBALS_PROGRAM), sig, backend=backend)
+    assert 'CALLS = ["fresh", "cached", "guard", "shape"]' in text
+    case = tmp_path / "case.py"
+    case.write_text(text)
+    proc = subprocess.run([str(env_python("3.12")), str(case)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=240, stdin=subprocess.DEVNULL)
+    assert proc.returncode == exit_code, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "['total', tensor(" in proc.stdout
