@@ -34,12 +34,6 @@ def inputs():
     return (0, 0, 0)
 
 
-FULLGRAPH = False
-
-
-CALLS = ["fresh", "cached"]
-
-
 BACKEND = "eager"
 FULLGRAPH = False
 

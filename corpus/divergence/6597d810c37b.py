@@ -65,15 +65,20 @@ CALLS = ["fresh", "cached"]
 if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this module; exit 1 while they differ
     import contextlib, io, re, runpy, sys
     from torch._dynamo.utils import same
-    def scalars(ns):
+    def attributes(ns):
         owners = [ns] + [v for v in ns.values() if isinstance(v, type) and v.__module__ == "case"]
-        return [(o, k) for o in owners for k, v in list(o.items() if o is ns else vars(o).items())
-                if not k.startswith("_") and isinstance(v, (bool, int, float))]
+        return [(o, k, v) for o in owners for k, v in list(o.items() if o is ns else vars(o).items())
+                if not k.startswith("_") and k not in ("BACKEND", "FULLGRAPH", "CALLS")
+                and not callable(v) and not isinstance(v, (type(sys), property, classmethod, staticmethod))]
+    def scalars(ns):
+        return [(o, k) for o, k, v in attributes(ns) if isinstance(v, (bool, int, float))]
+    def state(ns):  # after the calls
+        return [[k, dict(vars(v)) if type(v).__module__ == "case" else v] for _, k, v in attributes(ns)]
     def grow(args):
         n = max([s for a in args if isinstance(a, torch.Tensor) for s in a.shape if s >= 2], default=0)
         def g(t):
             for d, s in enumerate(t.shape if isinstance(t, torch.Tensor) else ()):
-                if s == n: t = torch.cat([t.detach(), t.detach().narrow(d, s - 1, 1)], d).requires_grad_(t.requires_grad)
+                if n and s == n: t = torch.cat([t.detach(), t.detach().narrow(d, s - 1, 1)], d).requires_grad_(t.requires_grad)
             return t
         return tuple(g(a) for a in args)
     def run(compiled):
@@ -95,7 +100,7 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
             except Exception as e: value = f"raised {type(e).__name__}: " + re.sub(r" at 0x\w+", "", str(e).split(chr(10))[0])
             out.append([value, list(args), buf.getvalue(), torch.is_grad_enabled()])
             torch.set_grad_enabled(True)
-        return out
+        return out + [state(ns)]
     eager, compiled = run(False), run(True)
     print(f"eager:    {eager}\ncompiled: {compiled}")
     try: ok = same(eager, compiled, equal_nan=True)
