@@ -7,7 +7,7 @@ source, so a program that mutates its globals starts every run from the same
 state. Eager A vs eager B decides ``flaky``; eager A vs compiled decides
 everything else, call by call.
 
-Every run makes the same sequence of calls (``plan_calls``):
+Every run makes the same sequence of calls (its plan, decided by eager A's ``_run``):
   fresh    inputs() -> entry(*inputs)            the first compile
   cached   inputs() again                         the compiled code's cached path
   guard    after mutating the module's scalar globals and class attributes
@@ -265,18 +265,12 @@ def _plan(has_guard_targets: bool, first_args: tuple, calls: int | None) -> tupl
     return tuple(plan[:calls] if calls else plan)
 
 
-def plan_calls(module: types.ModuleType, program: Program, calls: int | None = None) -> tuple[str, ...]:
-    """The calls every run of this program makes (see the module docstring),
-    for a freshly loaded ``module`` (its ``inputs()`` is called once)."""
-    return _plan(bool(_guard_targets(module)), _make_inputs(module, program), calls)
-
-
 def _run(module: types.ModuleType, program: Program, fn: Any, plan: tuple[str, ...] | None, *,
          calls: int | None = None, fp64: bool = False, device: str = "cpu") -> _Run:
     """Make ``plan``'s calls of ``fn`` on a freshly loaded ``module``. With
-    ``plan`` None the run decides it as ``plan_calls`` would (from the module
-    before the first call and that call's inputs) without calling
-    ``inputs()`` once more, and records it in ``run.plan``."""
+    ``plan`` None the run decides it (from the module before the first call
+    and that call's inputs, so ``inputs()`` is called once per call) and
+    records it in ``run.plan``."""
     import torch
 
     run = _Run()
@@ -362,7 +356,7 @@ def run_program(
     calls: int | None = None,
 ) -> Outcome:
     """Run ``program`` eagerly twice and compiled with ``backend`` once, each
-    run making the calls of ``plan_calls`` (at most ``calls`` of them).
+    run making the calls of the program's plan (at most ``calls`` of them).
 
     Returns an Outcome; failures of the program are recorded in it, never raised.
     Raises ValueError for an unknown backend or a device this interpreter

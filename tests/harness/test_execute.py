@@ -52,8 +52,8 @@ VARIANTS = {
 def _runs(tmp_path, variant: str | None):
     program = Program(PROGRAM)
     ref_mod = execute.load_module(program, str(tmp_path / "p.py"))
-    plan = execute.plan_calls(ref_mod, program)
-    ref = execute._run(ref_mod, program, ref_mod.f, plan)
+    ref = execute._run(ref_mod, program, ref_mod.f, None)
+    plan = ref.plan
     mod = execute.load_module(program, str(tmp_path / "p.py"))
     fn = mod.f
     if variant is not None:
@@ -83,7 +83,7 @@ def test_each_side_effect_rule_diverges(tmp_path, aspect):
 def test_a_plain_program_has_no_guard_call():
     program = Program("import torch\ndef f(x):\n    return x + 1\ndef inputs():\n    return (torch.ones(1),)\n")
     mod = execute.load_module(program, "/tmp/tcfuzz_plain.py")
-    assert execute.plan_calls(mod, program) == ("fresh", "cached")
+    assert execute._run(mod, program, mod.f, None).plan == ("fresh", "cached")
 
 
 def test_force_eager_stance_and_identity_backend_report_match(tmp_path):
@@ -130,10 +130,9 @@ def inputs():
 
 def test_a_run_decides_its_plan_from_its_first_call_without_calling_inputs_again(tmp_path):
     program = Program(COUNTING)
-    planned = execute.plan_calls(execute.load_module(program, str(tmp_path / "p.py")), program)
     mod = execute.load_module(program, str(tmp_path / "p.py"))
     run = execute._run(mod, program, mod.f, None)
-    assert run.plan == planned == ("fresh", "cached", "shape")
+    assert run.plan == ("fresh", "cached", "shape")
     assert len(mod.CALLS) == 3  # one inputs() per call: what f sees is what a standalone case sees
     assert [c.result.value.split("values=")[0] for c in run.calls][0].startswith("tensor(shape=[2, 3]")
     again = execute.load_module(program, str(tmp_path / "p.py"))
