@@ -25,18 +25,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fuzz import corpus  # noqa: E402
-from fuzz.database import CampaignDB  # noqa: E402
-from fuzz.signature import Signature, causes, interpreter_order  # noqa: E402
+from fuzz.corpus import store  # noqa: E402
+from fuzz.campaign.database import CampaignDB  # noqa: E402
+from fuzz.triage.signature import Signature, causes, interpreter_order  # noqa: E402
 
 SEMANTICS_PRESERVING = ("tcfuzz_force_eager",)
 
 
 def known_causes(corpus_dir: Path) -> list[Signature]:
     found = []
-    for path in corpus.list_cases(corpus_dir):
+    for path in store.list_cases(corpus_dir):
         try:
-            found.append(Signature.parse(corpus.read_case(path)[1]["signature"]))
+            found.append(Signature.parse(store.read_case(path)[1]["signature"]))
         except Exception as e:
             print(f"skipping {path}: {e}", file=sys.stderr)
     return found

@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fuzz import interpreters  # noqa: E402
-from fuzz.sources import draw_program  # noqa: E402
+from fuzz.campaign import interpreters  # noqa: E402
+from fuzz.generate.sources import draw_program  # noqa: E402
 
 RUN_EAGERLY = r"""
 import contextlib, io, json, sys, types, traceback

@@ -43,11 +43,12 @@ sys.path.insert(0, str(ROOT))
 import pysource_minimize  # noqa: E402
 
 from harness.program import Program  # noqa: E402
-from fuzz import corpus, interpreters  # noqa: E402
-from fuzz.generate import generate  # noqa: E402
-from fuzz.minimize import SignatureCheck, minimize_source  # noqa: E402
-from fuzz.signature import KINDS, Signature, findings  # noqa: E402
-from fuzz.workers import Task, WorkerPool  # noqa: E402
+from fuzz.campaign import interpreters  # noqa: E402
+from fuzz.corpus import render, store  # noqa: E402
+from fuzz.generate.writer import generate  # noqa: E402
+from fuzz.reduce.pipeline import SignatureCheck, minimize_source  # noqa: E402
+from fuzz.triage.signature import KINDS, Signature, findings  # noqa: E402
+from fuzz.campaign.workers import Task, WorkerPool  # noqa: E402
 
 PLANTED = "tcfuzz_add_one"
 REDUCERS = ("tcfuzz", "pysource-minimize", "shrinkray")
@@ -76,9 +77,9 @@ def code_lines(source: str) -> int:
     """Lines of code of ``source`` as ``ast.unparse`` lays it out (one statement
     a line), so that a reducer that joins lines gains nothing by it."""
     try:
-        return corpus.code_lines(ast.unparse(ast.parse(source)))
+        return render.code_lines(ast.unparse(ast.parse(source)))
     except SyntaxError:
-        return corpus.code_lines(source)
+        return render.code_lines(source)
 
 
 class SharedPool:
@@ -110,14 +111,14 @@ def benchmark_cases(shared: SharedPool, name: str, programs: int, min_lines: int
                     log, *, with_corpus: bool = True) -> list[tuple[str, Program, Signature, str]]:
     """(label, program, signature on ``name`` alone, backend) for each case."""
     cases = []
-    for path in corpus.list_cases(ROOT / "corpus") if with_corpus else []:
-        program, meta = corpus.read_case(path)
+    for path in store.list_cases(ROOT / "corpus") if with_corpus else []:
+        program, meta = store.read_case(path)
         if meta.get("kind") not in KINDS or name not in meta.get("interpreters", []):
             continue
         sig = Signature.parse(meta["signature"])
         sig = Signature(sig.kind, sig.stage, sig.detail, (name,))
         check = SignatureCheck(shared, program, sig, meta["backend"], [name])
-        if check(corpus.program_body(program.source)):
+        if check(render.program_body(program.source)):
             cases.append((f"corpus/{path.parent.name}/{path.stem}", program, sig, meta["backend"]))
         else:
             log(f"skip {path}: does not show {sig.key} on {name} alone")
@@ -125,7 +126,7 @@ def benchmark_cases(shared: SharedPool, name: str, programs: int, min_lines: int
     while found < programs and seed < first_seed + 5000:
         program = generate(seed)
         seed += 1
-        if corpus.code_lines(program.source) < min_lines:
+        if render.code_lines(program.source) < min_lines:
             continue
         outcomes = shared.run_all([Task(program, name, PLANTED)])
         wanted = [f for f in findings(outcomes) if f.signature.kind == "divergence" and f.backend == PLANTED]
@@ -141,7 +142,7 @@ def run_tcfuzz(check, program: Program, budget_s: float, jobs: int) -> str:
 
 
 def run_pysource_minimize(check, program: Program, budget_s: float, jobs: int) -> str:
-    body = corpus.program_body(program.source)
+    body = render.program_body(program.source)
     deadline = time.monotonic() + budget_s
     best = [body]
 
@@ -152,7 +153,7 @@ def run_pysource_minimize(check, program: Program, budget_s: float, jobs: int) -
         if time.monotonic() > deadline:
             raise OutOfTime
         ok = check(source)
-        if ok and (corpus.code_lines(source), len(source)) < (corpus.code_lines(best[0]), len(best[0])):
+        if ok and (render.code_lines(source), len(source)) < (render.code_lines(best[0]), len(best[0])):
             best[0] = source
         return ok
 
@@ -168,7 +169,7 @@ def run_pysource_minimize(check, program: Program, budget_s: float, jobs: int) -
 
 
 def run_shrinkray(check, program: Program, budget_s: float, jobs: int, shrinkray: str) -> str:
-    body = corpus.program_body(program.source)
+    body = render.program_body(program.source)
     deadline = time.monotonic() + budget_s
     with tempfile.TemporaryDirectory(prefix="tcfuzz-bench-") as tmp:
         address = os.path.join(tmp, "oracle.sock")
@@ -250,7 +251,7 @@ def main() -> int:
                                     with_corpus=not args.no_corpus)
             log(f"{len(cases)} cases")
             for label, program, sig, backend in cases:
-                body = corpus.program_body(program.source)
+                body = render.program_body(program.source)
                 row = {"case": label, "lines_before": code_lines(body), "tokens_before": tokens(body)}
                 for reducer in reducers:
                     check = SignatureCheck(shared, program, sig, backend, [args.python])
@@ -263,7 +264,7 @@ def main() -> int:
                     elapsed_s = time.monotonic() - started
                     calls = check.calls
                     holds = check(result)
-                    row[reducer] = {"lines": code_lines(result), "raw_lines": corpus.code_lines(result),
+                    row[reducer] = {"lines": code_lines(result), "raw_lines": render.code_lines(result),
                                     "tokens": tokens(result), "calls": calls, "elapsed_s": round(elapsed_s, 1),
                                     "holds": holds, "source": result}
                     log(f"{label} {reducer}: { {k: v for k, v in row[reducer].items() if k != 'source'} }")

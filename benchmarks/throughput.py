@@ -50,9 +50,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fuzz import interpreters  # noqa: E402
-from fuzz.generate import generate  # noqa: E402
-from fuzz.workers import RSS_GROWTH_LIMIT_MIB, Task, Worker, WorkerPool  # noqa: E402
+from fuzz.campaign import interpreters  # noqa: E402
+from fuzz.generate.writer import generate  # noqa: E402
+from fuzz.campaign.workers import RSS_GROWTH_LIMIT_MIB, Task, Worker, WorkerPool  # noqa: E402
 
 # Seed offsets: the warm-up program and the memory run's programs differ from
 # the timed ones.

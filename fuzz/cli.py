@@ -18,10 +18,11 @@ from typing import Any
 
 from harness.outcome import Outcome, Verdict
 from harness.program import Program, ProgramError
-from fuzz import corpus, interpreters
+from fuzz.campaign import interpreters
+from fuzz.corpus import render, store
 from fuzz.errors import CorpusError, CouldNotMinimize, HarnessError, TcfuzzError, UsageError
-from fuzz.signature import Signature, findings
-from fuzz.workers import RSS_GROWTH_LIMIT_MIB, RSS_LIMIT_MIB
+from fuzz.triage.signature import Signature, findings
+from fuzz.campaign.workers import RSS_GROWTH_LIMIT_MIB, RSS_LIMIT_MIB
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_HARNESS = 0, 1, 2, 3
 DEFAULT_BACKENDS = "eager,aot_eager,inductor"
@@ -83,7 +84,7 @@ def load_case(path: str) -> tuple[Program, dict[str, Any]]:
     if not p.is_file():
         raise UsageError(f"no such case file: {path}")
     try:
-        return corpus.read_case(p)
+        return store.read_case(p)
     except CorpusError as e:
         raise UsageError(str(e)) from None
 
@@ -93,8 +94,8 @@ def load_case(path: str) -> tuple[Program, dict[str, Any]]:
 def _resumed_config(args: argparse.Namespace) -> Any:
     """The config of the campaign in ``--resume DIR`` (its meta); --programs
     and --budget given now extend it."""
-    from fuzz.campaign import CampaignConfig
-    from fuzz.database import CampaignDB
+    from fuzz.campaign.loop import CampaignConfig
+    from fuzz.campaign.database import CampaignDB
 
     path = Path(args.resume) / "campaign.sqlite"
     if not path.exists():
@@ -112,7 +113,7 @@ def _resumed_config(args: argparse.Namespace) -> Any:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from fuzz.campaign import Campaign, CampaignConfig, parse_share
+    from fuzz.campaign.loop import Campaign, CampaignConfig, parse_share
 
     if args.resume:
         config = _resumed_config(args)
@@ -148,7 +149,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.no_feedback:
         config.feedback = False
     if args.sources:
-        from fuzz.sources import SourceMix
+        from fuzz.generate.sources import SourceMix
 
         try:
             config.sources = SourceMix.parse(args.sources)
@@ -219,7 +220,7 @@ class _progress_display:
 
 def _run_matrix(program: Program, interps: list[interpreters.Interpreter], backends: list[str], *,
                 fullgraph: bool, device: str, log_dir: Path, infos: dict[str, Any] | None = None) -> list[Outcome]:
-    from fuzz.workers import Task, WorkerPool
+    from fuzz.campaign.workers import Task, WorkerPool
 
     with WorkerPool(interps, jobs=1, log_dir=log_dir) as pool:
         started = pool.start()
@@ -252,7 +253,7 @@ def _table(outcomes: list[Outcome], interps: list[str], backends: list[str]) -> 
 def pattern(outcomes: list[Outcome], interps: list[str], backends: list[str]) -> str:
     """A name for where the bug shows ("all versions", "3.12+ only",
     "free-threaded only", "all versions, Inductor only", ...; see fuzz.triage)."""
-    from fuzz.triage import name_pattern
+    from fuzz.triage.matrix import name_pattern
 
     return name_pattern({(o.interpreter, o.backend) for o in outcomes if o.verdict.is_bug}, interps, backends)
 
@@ -274,7 +275,7 @@ def cmd_repro(args: argparse.Namespace) -> int:
         print(json.dumps({"case": args.case, "pattern": pattern(outcomes, names, backends),
                           "outcomes": [o.to_json() for o in outcomes], "bisect": blamed}, indent=2))
     elif args.markdown:
-        from fuzz import issue
+        from fuzz.report import issue
 
         sys.stdout.write(issue.render_markdown(args.case, Path(args.case).read_text(), meta, outcomes, infos))
     else:
@@ -287,9 +288,9 @@ def cmd_repro(args: argparse.Namespace) -> int:
             if o.verdict is Verdict.CRASH:
                 print(f"\n{o.interpreter}/{o.backend}: {o.error_type} at {o.torch_frame or '?'} (phase {o.aspect})")
         if blamed is not None:
-            from fuzz import inductor_bisect
+            from fuzz.triage import compiler_bisect
 
-            print(f"\n{blamed['interpreter']}: {inductor_bisect.describe(blamed)}" if blamed.get("interpreter")
+            print(f"\n{blamed['interpreter']}: {compiler_bisect.describe(blamed)}" if blamed.get("interpreter")
                   else "\n--bisect: no Inductor-only finding to bisect (a lower backend shows it, or nothing does)")
     if args.save:
         _save_findings(args, program, interps, outcomes)
@@ -305,10 +306,10 @@ def _save_findings(args: argparse.Namespace, program: Program, interps: list[int
         if f.signature.kind.startswith("graph-break"):
             continue
         sig = f.signature.with_features(program.source)
-        text = corpus.render_case(program, sig, backend=f.backend, device=args.device, fullgraph=args.fullgraph)
-        codes = corpus.run_standalone(text, [i for i in interps if i.name in sig.interpreters])
+        text = render.render_case(program, sig, backend=f.backend, device=args.device, fullgraph=args.fullgraph)
+        codes = store.run_standalone(text, [i for i in interps if i.name in sig.interpreters])
         if all(code != 0 for code in codes.values()):
-            path = corpus.write_case(corpus.case_path(Path(args.save), sig), text)
+            path = store.write_case(store.case_path(Path(args.save), sig), text)
             print(f"saved {path}")
         else:
             print(f"not saved: python CASE does not reproduce {sig.id} everywhere (exit codes {codes})",
@@ -319,14 +320,14 @@ def _bisect(args: argparse.Namespace, program: Program, meta: dict[str, Any],
             interps: list[interpreters.Interpreter], outcomes: list[Outcome]) -> dict[str, Any]:
     """CompilerBisector's verdict on the first interpreter where the case is
     Inductor-only ({} when there is none); recorded in a corpus case's table."""
-    from fuzz import inductor_bisect
+    from fuzz.triage import compiler_bisect
 
-    where = inductor_bisect.inductor_only(outcomes)
+    where = compiler_bisect.inductor_only(outcomes)
     if not where:
         return {}
     interp = next(i for i in interps if i.name == where[0])
     print(f"bisecting on {interp.name} with CompilerBisector (minutes)...", file=sys.stderr)
-    blamed = {"interpreter": interp.name, **inductor_bisect.bisect(program, interp, device=args.device)}
+    blamed = {"interpreter": interp.name, **compiler_bisect.bisect(program, interp, device=args.device)}
     if "signature" in meta:  # a corpus case records what the bisector blames
         from harness import casefile
 
@@ -341,7 +342,8 @@ def _bisect(args: argparse.Namespace, program: Program, meta: dict[str, Any],
 
 def cmd_triage(args: argparse.Namespace) -> int:
     """The interpreter x backend (x torch release) matrix of one case; exit 0."""
-    from fuzz import triage, torch_envs
+    from fuzz.triage import matrix
+    from fuzz.campaign import torch_envs
 
     if args.bisect and not args.torch:
         raise UsageError("--bisect searches torch releases: pass them too, e.g. --torch 2.10.0,2.11.0,2.12.0")
@@ -350,12 +352,12 @@ def cmd_triage(args: argparse.Namespace) -> int:
     args.fullgraph = args.fullgraph or bool(meta.get("fullgraph", False))
     interps = check_device(args.device, interpreters.parse_list(args.python))
     releases = torch_envs.parse_releases(args.torch) if args.torch else []
-    run = triage.pool_runner(program, device=args.device, fullgraph=args.fullgraph, log_dir=Path(args.log_dir))
-    result = triage.triage(
+    run = matrix.pool_runner(program, device=args.device, fullgraph=args.fullgraph, log_dir=Path(args.log_dir))
+    result = matrix.triage(
         args.case, run, interps, parse_backends(args.backend),
-        target=triage.target_of(meta), releases=releases, bisect=args.bisect,
+        target=matrix.target_of(meta), releases=releases, bisect=args.bisect,
         env_for=lambda interp, release: torch_envs.ensure_env(interp, release, index_url=args.index_url))
-    _print_result(args, result, triage)
+    _print_result(args, result, matrix)
     return EXIT_OK
 
 
@@ -372,7 +374,7 @@ def _print_result(args: argparse.Namespace, result: Any, renderer: Any) -> None:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Compare two campaigns; exit 0 when nothing changed, 1 when something did."""
-    from fuzz import diff
+    from fuzz.triage import diff
 
     result = diff.diff(diff.load(Path(args.old)), diff.load(Path(args.new)))
     _print_result(args, result, diff)
@@ -382,8 +384,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- minimize
 
 def cmd_minimize(args: argparse.Namespace) -> int:
-    from fuzz.minimize import SignatureCheck, minimize_source
-    from fuzz.workers import Task, WorkerPool
+    from fuzz.reduce.pipeline import SignatureCheck, minimize_source
+    from fuzz.campaign.workers import Task, WorkerPool
 
     program, meta = load_case(args.case)
     device = args.device or meta.get("device", "cpu")
@@ -413,7 +415,7 @@ def cmd_minimize(args: argparse.Namespace) -> int:
         except CouldNotMinimize as e:
             print(f"could not minimise {args.case}: {e}", file=sys.stderr)
             return EXIT_FOUND
-    text = corpus.render_case(program.with_source(result.source), target.signature.with_features(result.source),
+    text = render.render_case(program.with_source(result.source), target.signature.with_features(result.source),
                               backend=target.backend, device=device)
     if args.output:
         Path(args.output).write_text(text)
@@ -427,7 +429,7 @@ def cmd_minimize(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- report
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from fuzz.merge import merge
+    from fuzz.campaign.merge import merge
 
     summary = merge([Path(d) for d in args.dirs], Path(args.output))
     print(f"merged {len(args.dirs)} shards: {summary['programs']} programs, {summary['runs']} runs, "
@@ -437,8 +439,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from fuzz.campaign import build_summary, write_reports
-    from fuzz.database import CampaignDB
+    from fuzz.campaign.loop import build_summary, write_reports
+    from fuzz.campaign.database import CampaignDB
 
     path = Path(args.dir) / "campaign.sqlite"
     if not path.exists():
@@ -559,8 +561,8 @@ def build_parser() -> argparse.ArgumentParser:
 # ---------------------------------------------------------------- coverage
 
 def cmd_coverage(args: argparse.Namespace) -> int:
-    from fuzz import coverage
-    from fuzz.sources import SOURCES
+    from fuzz.report import coverage
+    from fuzz.generate.sources import SOURCES
 
     if args.generator not in SOURCES:
         raise UsageError(f"Expected --generator to be one of {', '.join(SOURCES)} but got --generator {args.generator}")

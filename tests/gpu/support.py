@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 
-from fuzz import interpreters
+from fuzz.campaign import interpreters
 from fuzz.errors import TcfuzzError
 from tests.conftest import env_python
 

@@ -8,9 +8,10 @@ import pytest
 
 from harness.outcome import Verdict
 from harness.program import Program
-from fuzz import corpus, interpreters
-from fuzz.signature import findings
-from fuzz.workers import Task, Worker
+from fuzz.campaign import interpreters
+from fuzz.corpus import render, store
+from fuzz.triage.signature import findings
+from fuzz.campaign.workers import Task, Worker
 from tests.gpu.support import gpu_interpreter_spec, session_skip_reason
 
 pytestmark = [pytest.mark.gpu, pytest.mark.slow]
@@ -87,11 +88,11 @@ def test_a_case_found_on_cuda_runs_on_cuda_standalone(worker, interp):
     assert o.verdict is Verdict.DIVERGENCE
     (finding,) = findings([o])
     assert finding.signature.stage == "tcfuzz_add_one@cuda"
-    text = corpus.render_case(Program(SIN), finding.signature, backend=finding.backend, device="cuda")
+    text = render.render_case(Program(SIN), finding.signature, backend=finding.backend, device="cuda")
     assert '# device = "cuda"' in text
-    assert corpus.run_standalone(text, [interp]) == {interp.name: 1}
-    clean = corpus.render_case(Program(SIN), finding.signature, backend="eager", device="cuda")
-    assert corpus.run_standalone(clean, [interp]) == {interp.name: 0}
+    assert store.run_standalone(text, [interp]) == {interp.name: 1}
+    clean = render.render_case(Program(SIN), finding.signature, backend="eager", device="cuda")
+    assert store.run_standalone(clean, [interp]) == {interp.name: 0}
 
 
 def test_repro_runs_a_cuda_case_on_cuda(interp, tmp_path, capsys):

@@ -9,9 +9,10 @@ import ast
 import pytest
 
 from harness.program import Program
-from fuzz import corpus, interpreters
-from fuzz.signature import Signature, findings
-from fuzz.workers import Task, WorkerPool
+from fuzz.campaign import interpreters
+from fuzz.corpus import store
+from fuzz.triage.signature import Signature, findings
+from fuzz.campaign.workers import Task, WorkerPool
 from tests.conftest import KNOWN_BUGS, ROOT, env_python
 
 pytestmark = pytest.mark.slow
@@ -65,8 +66,8 @@ def test_each_known_bug_has_a_bucket_of_its_own_and_a_seed_case_in_the_corpus(fl
     keys = {stem: (bugs[0].kind, bugs[0].stage, bugs[0].detail) for stem, (_, bugs) in flagged.items()}
     assert len(set(keys.values())) == len(keys), keys
     in_corpus = []
-    for path in corpus.list_cases(ROOT / "corpus"):
-        sig = Signature.parse(corpus.read_case(path)[1]["signature"])
+    for path in store.list_cases(ROOT / "corpus"):
+        sig = Signature.parse(store.read_case(path)[1]["signature"])
         in_corpus.append((sig.kind, sig.stage, sig.detail, sig.interpreters))
     for stem, (outcome, bugs) in flagged.items():
         sig = bugs[0]

@@ -5,11 +5,14 @@ the corpus."""
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 
-from fuzz import cli, corpus, interpreters
-from fuzz.campaign import Campaign, CampaignConfig, known_signature_ids
+from fuzz import cli
+from fuzz.campaign import interpreters
+from fuzz.corpus import render, store
+from fuzz.campaign.loop import Campaign, CampaignConfig, known_signature_ids
 from tests.conftest import ROOT, env_python
 
 pytestmark = pytest.mark.slow
@@ -36,8 +39,8 @@ def test_planted_wrong_backend_is_found_minimised_and_reproducible(tmp_path, ava
     assert filed, summary["buckets"]
     for bucket in filed:
         text = open(bucket["case"]).read()
-        assert corpus.code_lines(corpus.program_body(text)) <= 15, text
-        program, meta = corpus.read_case(corpus.Path(bucket["case"]))
+        assert render.code_lines(render.program_body(text)) <= 15, text
+        program, meta = store.read_case(Path(bucket["case"]))
         assert meta["signature"] == bucket["signature"] and meta["backend"] == "tcfuzz_add_one"
         for name in bucket["interpreters"]:
             env = interpreters.resolve(name).environ()

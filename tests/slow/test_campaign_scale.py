@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from fuzz import cli, interpreters
-from fuzz.campaign import Campaign, CampaignConfig
-from fuzz.database import CampaignDB
-from fuzz.merge import merge
-from fuzz.sources import SourceMix
+from fuzz import cli
+from fuzz.campaign import interpreters
+from fuzz.campaign.loop import Campaign, CampaignConfig
+from fuzz.campaign.database import CampaignDB
+from fuzz.campaign.merge import merge
+from fuzz.generate.sources import SourceMix
 from tests.conftest import ROOT, require_env
 
 pytestmark = pytest.mark.slow

@@ -13,8 +13,8 @@ import time
 import pytest
 
 from harness.program import Program
-from fuzz import corpus
-from fuzz.signature import Signature
+from fuzz.corpus import render, store
+from fuzz.triage.signature import Signature
 from tests.conftest import ROOT, env_python, require_env
 
 pytestmark = pytest.mark.slow
@@ -25,15 +25,15 @@ WRITER = textwrap.dedent('''
     import sys, itertools
     from pathlib import Path
     from harness.program import Program
-    from fuzz import corpus
-    from fuzz.signature import Signature
+    from fuzz.corpus import render, store
+    from fuzz.triage.signature import Signature
     root = Path(sys.argv[1])
     body = "import torch\\n\\ndef f(x):\\n{}    return x\\n\\ndef inputs():\\n    return (torch.ones(3),)\\n"
     for n in itertools.count():
         sig = Signature("divergence", "dynamo", "value", ("3.12",) if n % 2 else ("3.13",))
         lines = "".join(f"    x = x + {k}\\n" for k in range(50 - n % 50))  # smaller and smaller: rewrites
-        text = corpus.render_case(Program(body.format(lines)), sig, backend="eager", meta={"filler": "y" * 4000})
-        corpus.write_case(corpus.case_path(root, sig), text)
+        text = render.render_case(Program(body.format(lines)), sig, backend="eager", meta={"filler": "y" * 4000})
+        store.write_case(store.case_path(root, sig), text)
         print(n, flush=True)
 ''')
 
@@ -55,10 +55,10 @@ def test_kill_9_while_writing_leaves_only_whole_cases(tmp_path):
             w.wait()
             w.stdout.close()
     assert all(w.returncode == -signal.SIGKILL for w in writers)
-    cases = corpus.list_cases(tmp_path)
+    cases = store.list_cases(tmp_path)
     assert len(cases) == 2
     for path in cases:
-        program, meta = corpus.read_case(path)
+        program, meta = store.read_case(path)
         assert meta["kind"] == "divergence" and meta["count"] >= 1 and meta["filler"] == "y" * 4000
         ast.parse(program.source)  # whole, down to the last line of its __main__ block
         assert program.source.endswith("\n") and program.source.rstrip().splitlines()[-1].strip().startswith("sys.exit(")
@@ -75,13 +75,13 @@ def test_replay_reports_known_failures_and_fails_on_a_regression(tmp_path):
     require_env("3.12")
     sig = Signature("divergence", "tcfuzz_add_one", "value", ("3.12",))
     other = Signature("divergence", "tcfuzz_add_one", "value", ("3.12", "3.13"))
-    corpus.write_case(corpus.case_path(tmp_path, sig),
-                      corpus.render_case(Program(PROGRAM), sig, backend="tcfuzz_add_one"))
-    fixed = corpus.write_case(corpus.case_path(tmp_path, other),
-                              corpus.render_case(Program(PROGRAM), other, backend="tcfuzz_add_one",
+    store.write_case(store.case_path(tmp_path, sig),
+                      render.render_case(Program(PROGRAM), sig, backend="tcfuzz_add_one"))
+    fixed = store.write_case(store.case_path(tmp_path, other),
+                              render.render_case(Program(PROGRAM), other, backend="tcfuzz_add_one",
                                                  meta={"status": "fixed"}))
     gone = Signature("divergence", "dynamo", "value", ("3.12",))  # eager backend: no divergence, so "fixed"
-    corpus.write_case(corpus.case_path(tmp_path, gone), corpus.render_case(Program(PROGRAM), gone, backend="eager"))
+    store.write_case(store.case_path(tmp_path, gone), render.render_case(Program(PROGRAM), gone, backend="eager"))
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     proc = subprocess.run([str(env_python("3.12")), "-m", "pytest", "-p", "harness.corpus_plugin", "-p",
                            "no:cacheprovider", "-n", "3", "-rxX", str(tmp_path), "--tcfuzz-record"],
@@ -90,8 +90,8 @@ def test_replay_reports_known_failures_and_fails_on_a_regression(tmp_path):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     assert "1 failed, 1 passed, 1 xfailed" in out and "REGRESSION" in out and fixed.name in out, out
-    assert f"FIXED: {corpus.case_path(tmp_path, gone)} no longer reproduces on 3.12" in out, out
-    _, meta = corpus.read_case(fixed)
+    assert f"FIXED: {store.case_path(tmp_path, gone)} no longer reproduces on 3.12" in out, out
+    _, meta = store.read_case(fixed)
     assert meta["replay"] == {"3.12/2.12.0": "reproduces"}
 
 
@@ -100,9 +100,9 @@ def test_a_hanging_case_exits_1_with_the_stack_of_the_hang(tmp_path):
     `python CASE` with HANG_S lowered to 10 s: exit 1 and the stack of the hang."""
     require_env("3.12")
     text = (ROOT / "corpus" / "timeout" / "bc26fbb9f6fe.py").read_text()
-    assert f"HANG_S = {corpus.HANG_S:g}" in text
+    assert f"HANG_S = {render.HANG_S:g}" in text
     case = tmp_path / "case.py"
-    case.write_text(text.replace(f"HANG_S = {corpus.HANG_S:g}", "HANG_S = 10"))
+    case.write_text(text.replace(f"HANG_S = {render.HANG_S:g}", "HANG_S = 10"))
     started = time.monotonic()
     proc = subprocess.run([str(env_python("3.12")), str(case)], cwd=tmp_path, capture_output=True, text=True,
                           timeout=240, stdin=subprocess.DEVNULL)
@@ -134,7 +134,7 @@ def test_a_globals_divergence_case_compares_class_attributes_after_the_whole_pla
     from the previous call's value after a recompile)."""
     require_env("3.12")
     sig = Signature("divergence", "aot_eager", "globals", ("3.12",))
-    text = corpus.render_case(Program(GLOBALS_PROGRAM), sig, backend=backend)
+    text = render.render_case(Program(GLOBALS_PROGRAM), sig, backend=backend)
     assert 'CALLS = ["fresh", "cached", "guard", "shape"]' in text
     case = tmp_path / "case.py"
     case.write_text(text)

@@ -10,9 +10,9 @@ import pytest
 
 from harness.outcome import Verdict
 from harness.program import Program
-from fuzz import interpreters
-from fuzz.signature import findings
-from fuzz.workers import Task, WorkerPool
+from fuzz.campaign import interpreters
+from fuzz.triage.signature import findings
+from fuzz.campaign.workers import Task, WorkerPool
 from tests.conftest import env_python, require_env
 
 pytestmark = pytest.mark.slow
@@ -95,7 +95,7 @@ print("ok")
 
 def test_to_device_keeps_structure_and_leaves():
     require_env("3.12")
-    from fuzz.interpreters import ROOT
+    from fuzz.campaign.interpreters import ROOT
 
     proc = subprocess.run([str(env_python("3.12")), "-c", TO_DEVICE], capture_output=True, text=True,
                           cwd=ROOT, timeout=120)

@@ -7,9 +7,9 @@ import pytest
 
 from harness.outcome import Outcome
 from harness.program import Program
-from fuzz import interpreters
-from fuzz.generate import generate
-from fuzz.workers import Task, Worker
+from fuzz.campaign import interpreters
+from fuzz.generate.writer import generate
+from fuzz.campaign.workers import Task, Worker
 from tests.conftest import KNOWN_BUGS, require_env
 
 pytestmark = pytest.mark.slow

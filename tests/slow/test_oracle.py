@@ -9,9 +9,9 @@ import pytest
 
 from harness.outcome import Verdict
 from harness.program import Program
-from fuzz import interpreters
-from fuzz.signature import findings
-from fuzz.workers import Task, WorkerPool
+from fuzz.campaign import interpreters
+from fuzz.triage.signature import findings
+from fuzz.campaign.workers import Task, WorkerPool
 from tests.conftest import ROOT, env_python, require_env
 
 pytestmark = pytest.mark.slow

@@ -8,8 +8,8 @@ import pytest
 
 from harness.outcome import Verdict
 from harness.program import Program
-from fuzz import interpreters
-from fuzz.workers import Task, Worker
+from fuzz.campaign import interpreters
+from fuzz.campaign.workers import Task, Worker
 from tests.conftest import require_env
 
 pytestmark = pytest.mark.slow

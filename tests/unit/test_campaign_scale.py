@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.campaign import CampaignConfig, parse_share
+from fuzz.campaign.loop import CampaignConfig, parse_share
 from fuzz.errors import UsageError
-from fuzz.interpreters import Interpreter
+from fuzz.campaign.interpreters import Interpreter
 
 
 def config(**kw) -> CampaignConfig:
@@ -48,7 +48,7 @@ def test_parse_share_rejects_bad_parts():
 def test_a_worker_is_recycled_when_it_grows_past_its_warm_size(tmp_path, monkeypatch):
     """The growth limit counts from the size after the first program of each
     backend (that backend's one-time cost), not from the size after import."""
-    from fuzz.workers import Worker
+    from fuzz.campaign.workers import Worker
 
     w = Worker(Interpreter("3.12", tmp_path / "python"), tmp_path, rss_limit_mib=6144, rss_growth_limit_mib=100)
     closed = []

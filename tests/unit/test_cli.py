@@ -2,7 +2,7 @@ import pytest
 
 from fuzz import cli
 from fuzz.errors import UsageError
-from fuzz.workers import crash_frame
+from fuzz.campaign.workers import crash_frame
 
 
 def test_durations_and_shards():
@@ -27,7 +27,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
 
 
 def test_missing_interpreter_env_is_a_harness_failure(capsys, monkeypatch, tmp_path):
-    from fuzz import interpreters
+    from fuzz.campaign import interpreters
 
     case = tmp_path / "case.py"
     case.write_text("import torch\ndef f(x):\n    return x\ndef inputs():\n    return (torch.ones(1),)\n")
@@ -38,7 +38,7 @@ def test_missing_interpreter_env_is_a_harness_failure(capsys, monkeypatch, tmp_p
 
 
 def test_cuda_refused_where_no_interpreter_sees_a_gpu(capsys, monkeypatch, tmp_path):
-    from fuzz import interpreters
+    from fuzz.campaign import interpreters
 
     monkeypatch.setattr(interpreters, "cuda_problem", lambda i: f"Python {i.name} (/x/python) sees no GPU")
     monkeypatch.setattr(interpreters, "parse_list", lambda v: [interpreters.Interpreter("3.12", tmp_path / "python")])

@@ -5,9 +5,9 @@ import tomllib
 import pytest
 
 from harness.program import Program, read_pep723
-from fuzz import corpus
+from fuzz.corpus import render, store
 from fuzz.errors import CorpusError
-from fuzz.signature import Signature
+from fuzz.triage.signature import Signature
 
 PROGRAM = """import torch
 
@@ -21,16 +21,16 @@ def inputs():
 
 def test_case_has_pep723_metadata_and_loads_as_program(tmp_path):
     sig = Signature("divergence", "tcfuzz_add_one", "value", ("3.11", "3.13t"))
-    text = corpus.render_case(Program(PROGRAM), sig, backend="tcfuzz_add_one")
+    text = render.render_case(Program(PROGRAM), sig, backend="tcfuzz_add_one")
     ast.parse(text)
     meta = tomllib.loads(read_pep723(text)["content"])
     assert meta["dependencies"] == ["torch==2.12.0"]
     table = meta["tool"]["tcfuzz"]
     assert table["signature"] == sig.key and table["kind"] == "divergence"
     assert table["interpreters"] == ["3.11", "3.13t"] and table["backend"] == "tcfuzz_add_one"
-    path = corpus.write_case(corpus.case_path(tmp_path, sig), text)
+    path = store.write_case(store.case_path(tmp_path, sig), text)
     assert path.name == f"{sig.id}.py" and path.parent.name == "divergence"
-    program, read_meta = corpus.read_case(path)
+    program, read_meta = store.read_case(path)
     assert read_meta == table
     assert "def tcfuzz_add_one" in text and "BACKEND = tcfuzz_add_one" in text
 
@@ -42,27 +42,27 @@ def test_case_has_pep723_metadata_and_loads_as_program(tmp_path):
     Signature("timeout", "dynamo", "timeout", ("3.12",)),
 ], ids=lambda s: s.kind)
 def test_program_body_strips_what_render_adds(sig):
-    text = corpus.render_case(Program(PROGRAM), sig, backend="eager")
-    assert corpus.program_body(text).strip() == PROGRAM.strip()
+    text = render.render_case(Program(PROGRAM), sig, backend="eager")
+    assert render.program_body(text).strip() == PROGRAM.strip()
     # rendering a rendered case gives the same case (no runner setting is taken for program code)
-    assert corpus.render_case(Program(text), sig, backend="eager") == text
+    assert render.render_case(Program(text), sig, backend="eager") == text
     assert tomllib.loads(read_pep723(text)["content"])["tool"]["tcfuzz"]["signature"] == sig.key
 
 
 def test_a_timeout_case_ends_itself_as_hanging():
     """`python CASE` on a hang must terminate: a timer thread exits 1 after HANG_S."""
-    text = corpus.render_case(Program(PROGRAM), Signature("timeout", "dynamo", "timeout", ("3.12",)), backend="eager")
-    assert f"HANG_S = {corpus.HANG_S:g}" in text
+    text = render.render_case(Program(PROGRAM), Signature("timeout", "dynamo", "timeout", ("3.12",)), backend="eager")
+    assert f"HANG_S = {render.HANG_S:g}" in text
     main = text[text.index('if __name__ == "__main__"'):]
     assert main.index("threading.Timer(HANG_S, hung)") < main.index("torch.compile(") < main.index("timer.cancel()")
 
 
 def test_write_keeps_the_smaller_case(tmp_path):
     path = tmp_path / "divergence" / "abc.py"
-    corpus.write_case(path, "a = 1\nb = 2\n")
-    corpus.write_case(path, "a = 1\nb = 2\nc = 3\n")
+    store.write_case(path, "a = 1\nb = 2\n")
+    store.write_case(path, "a = 1\nb = 2\nc = 3\n")
     assert path.read_text() == "a = 1\nb = 2\n"
-    corpus.write_case(path, "a = 1\n")
+    store.write_case(path, "a = 1\n")
     assert path.read_text() == "a = 1\n"
     assert [n for n in os.listdir(path.parent) if not n.endswith(".lock")] == ["abc.py"]  # no temp files left
 
@@ -71,45 +71,45 @@ def test_read_case_one_line_errors(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("# /// script\n# [tool.tcfuzz\n# ///\ndef f(): pass\ndef inputs(): return ()\n")
     with pytest.raises(CorpusError, match="malformed PEP 723"):
-        corpus.read_case(bad)
+        store.read_case(bad)
     with pytest.raises(CorpusError, match="cannot read program"):
-        corpus.read_case(tmp_path / "missing.py")
+        store.read_case(tmp_path / "missing.py")
 
 
 def test_code_lines_ignores_comments_and_blanks():
-    assert corpus.code_lines("# c\n\nx = 1\n  # d\ny = 2\n") == 2
+    assert render.code_lines("# c\n\nx = 1\n  # d\ny = 2\n") == 2
 
 
 def _case(program_text, sig, **meta):
-    return corpus.render_case(Program(program_text), sig, backend="eager", meta=meta)
+    return render.render_case(Program(program_text), sig, backend="eager", meta=meta)
 
 
 def test_a_finding_seen_again_updates_counts_and_dates_and_keeps_the_smaller_program(tmp_path):
     sig = Signature("divergence", "dynamo", "value", ("3.12",))
-    path = corpus.case_path(tmp_path, sig)
+    path = store.case_path(tmp_path, sig)
     small = _case(PROGRAM, sig, **{"first-seen": "2026-11-01", "last-seen": "2026-11-01"})
     bigger = PROGRAM.replace("return x.sin()", "y = x + 1\n    return x.sin()")
-    corpus.write_case(path, small)
-    corpus.write_case(path, _case(bigger, sig, **{"first-seen": "2026-11-20", "last-seen": "2026-11-20"}))
-    program, meta = corpus.read_case(path)
+    store.write_case(path, small)
+    store.write_case(path, _case(bigger, sig, **{"first-seen": "2026-11-20", "last-seen": "2026-11-20"}))
+    program, meta = store.read_case(path)
     assert "y = x + 1" not in program.source  # the stored, smaller case stays
     assert meta["count"] == 2 and meta["first-seen"] == "2026-11-01" and meta["last-seen"] == "2026-11-20"
     smaller = PROGRAM.replace("return x.sin()", "return x")
-    corpus.write_case(path, _case(smaller, sig, **{"first-seen": "2026-11-21", "last-seen": "2026-11-21"}))
-    program, meta = corpus.read_case(path)
+    store.write_case(path, _case(smaller, sig, **{"first-seen": "2026-11-21", "last-seen": "2026-11-21"}))
+    program, meta = store.read_case(path)
     assert "return x\n" in program.source and meta["count"] == 3 and meta["first-seen"] == "2026-11-01"
-    assert corpus.list_cases(tmp_path) == [path]
+    assert store.list_cases(tmp_path) == [path]
 
 
 def test_status_and_replay_survive_a_merge_and_the_replay_table_is_valid_toml(tmp_path):
     from harness import casefile
 
     sig = Signature("divergence", "dynamo", "value", ("3.12",))
-    path = corpus.write_case(corpus.case_path(tmp_path, sig), _case(PROGRAM, sig, status="fixed"))
+    path = store.write_case(store.case_path(tmp_path, sig), _case(PROGRAM, sig, status="fixed"))
     casefile.record_replay(path, "3.12", "2.12.0+cpu", casefile.REPRODUCES)
     casefile.record_replay(path, "3.13t", "2.12.0", casefile.DOES_NOT_REPRODUCE)
-    corpus.write_case(path, _case(PROGRAM.replace("return x.sin()", "return x"), sig))
-    _, meta = corpus.read_case(path)
+    store.write_case(path, _case(PROGRAM.replace("return x.sin()", "return x"), sig))
+    _, meta = store.read_case(path)
     assert meta["status"] == "fixed" and meta["count"] == 2
     assert meta["replay"] == {"3.12/2.12.0": "reproduces", "3.13t/2.12.0": "does not reproduce"}
 
@@ -117,13 +117,13 @@ def test_status_and_replay_survive_a_merge_and_the_replay_table_is_valid_toml(tm
 def test_generator_provenance_round_trips(tmp_path):
     sig = Signature("divergence", "dynamo", "value", ("3.12",))
     program = Program(PROGRAM, generator="tcfuzz.v1", seed=42)
-    path = corpus.write_case(corpus.case_path(tmp_path, sig), corpus.render_case(program, sig, backend="eager"))
-    read, meta = corpus.read_case(path)
+    path = store.write_case(store.case_path(tmp_path, sig), render.render_case(program, sig, backend="eager"))
+    read, meta = store.read_case(path)
     assert (read.generator, read.seed) == ("tcfuzz.v1", 42) and meta["seed"] == 42
 
 
 def test_with_replay_records_python_case_exit_codes():
     sig = Signature("divergence", "dynamo", "value", ("3.12",))
-    text = corpus.with_replay(_case(PROGRAM, sig), {"3.12": 1, "3.13": 0}, "2.12.0+cu130")
+    text = store.with_replay(_case(PROGRAM, sig), {"3.12": 1, "3.13": 0}, "2.12.0+cu130")
     assert tomllib.loads(read_pep723(text)["content"])["tool"]["tcfuzz"]["replay"] == {
         "3.12/2.12.0": "reproduces", "3.13/2.12.0": "does not reproduce"}

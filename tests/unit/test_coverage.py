@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fuzz.cli import EXIT_USAGE, main
-from fuzz.coverage import JSON_KEYS, as_json, render_table
+from fuzz.report.coverage import JSON_KEYS, as_json, render_table
 from harness.coverage_probe import code_objects, opnames, real_opcodes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,7 +96,8 @@ TINY = "import torch\n\ndef f(x):\n    return torch.relu(x) + 1\n\ndef inputs():
 def test_a_program_that_kills_the_line_probe_costs_only_itself(tmp_path: Path) -> None:
     """The probe dies with the second of three programs; the host goes on with
     the third, and the report combines the lines of both probe processes."""
-    from fuzz import coverage, interpreters
+    from fuzz.report import coverage
+    from fuzz.campaign import interpreters
 
     if not (ROOT / ".tox" / "py312" / "bin" / "python").exists():
         pytest.skip("no worker env for 3.12: run scripts/provision.sh")

@@ -12,9 +12,10 @@ import pytest
 from harness import device
 from harness.outcome import CallResult, Outcome, Verdict
 from harness.program import Program, read_pep723
-from fuzz import corpus, interpreters
+from fuzz.campaign import interpreters
+from fuzz.corpus import render
 from fuzz.errors import HarnessError
-from fuzz.signature import Signature, findings
+from fuzz.triage.signature import Signature, findings
 from tests.conftest import env_python
 
 CUDA_ASSERT = ("CUDA error: device-side assert triggered\nCUDA kernel errors might be asynchronously reported "
@@ -104,7 +105,7 @@ def inputs():
 
 def test_a_case_found_on_cuda_says_so_and_moves_its_inputs_there():
     sig = Signature("divergence", "inductor@cuda", "value", ("3.12",))
-    text = corpus.render_case(Program(PROGRAM), sig, backend="inductor", device="cuda")
+    text = render.render_case(Program(PROGRAM), sig, backend="inductor", device="cuda")
     table = tomllib.loads(read_pep723(text)["content"])["tool"]["tcfuzz"]
     assert table["device"] == "cuda" and table["stage"] == "inductor@cuda"
     assert 'moved = value.detach().to("cuda")' in text and "def inputs(): return _to_device(_inputs_on_cpu())" in text
@@ -113,8 +114,8 @@ def test_a_case_found_on_cuda_says_so_and_moves_its_inputs_there():
     assert text.index("_to_device(_inputs_on_cpu())") < text.rindex('if __name__ == "__main__":')
     compile(text, "case.py", "exec")
     # the program alone (what minimisation and a re-render start from) leaves the block out
-    assert "_to_device" not in corpus.program_body(text) and "def f(x)" in corpus.program_body(text)
-    cpu = corpus.render_case(Program(PROGRAM), Signature("divergence", "inductor", "value", ("3.12",)), backend="inductor")
+    assert "_to_device" not in render.program_body(text) and "def f(x)" in render.program_body(text)
+    cpu = render.render_case(Program(PROGRAM), Signature("divergence", "inductor", "value", ("3.12",)), backend="inductor")
     assert "_to_device" not in cpu and '# device = "cpu"' in cpu
 
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from harness.outcome import GraphBreak, Outcome, Verdict
 from harness.program import Program
-from fuzz import cli, diff
-from fuzz.database import CampaignDB
-from fuzz.signature import findings
+from fuzz import cli
+from fuzz.triage import diff
+from fuzz.campaign.database import CampaignDB
+from fuzz.triage.signature import findings
 
 ALL = ("3.11", "3.12", "3.13", "3.13t")
 GB = "Attempt to trace generator"

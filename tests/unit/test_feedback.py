@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from fuzz.feedback import MAX_WEIGHT, FeatureScheduler
-from fuzz.generate import STATEMENT_KINDS
+from fuzz.generate.feedback import MAX_WEIGHT, FeatureScheduler
+from fuzz.generate.writer import STATEMENT_KINDS
 
 
 def test_no_signal_means_no_steer() -> None:

@@ -25,8 +25,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import fuzz.strategies
-from fuzz.constructs import CONSTRUCT_FEATURES
-from fuzz.generate import FEATURES, GENERATOR, STATEMENT_KINDS, generate, program_from_data, programs
+from fuzz.generate.constructs import CONSTRUCT_FEATURES
+from fuzz.generate.writer import FEATURES, GENERATOR, STATEMENT_KINDS, generate, program_from_data, programs
 from harness.program import Program
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -380,7 +380,7 @@ def digest_script(seeds: range) -> str:
     return textwrap.dedent(
         f"""
         import hashlib
-        from fuzz.generate import generate
+        from fuzz.generate.writer import generate
         h = hashlib.sha256()
         for seed in {seeds!r}:
             h.update(generate(seed).source.encode())
@@ -621,7 +621,7 @@ def test_a_program_can_be_rebuilt_from_its_choice_sequence() -> None:
 
     from hypothesis.internal.conjecture.data import ConjectureData
 
-    from fuzz.generate import _SeededProvider
+    from fuzz.generate.writer import _SeededProvider
 
     for seed in (0, 11, 12345):
         data = ConjectureData(random=random.Random(seed), provider=_SeededProvider)

@@ -2,16 +2,18 @@
 
 from harness.outcome import CallResult, InterpreterInfo, Outcome, Verdict
 from harness.program import Program
-from fuzz import cli, corpus, interpreters
-from fuzz.signature import Signature
+from fuzz import cli
+from fuzz.campaign import interpreters
+from fuzz.corpus import render, store
+from fuzz.triage.signature import Signature
 
 PROGRAM = "import torch\n\ndef f(x):\n    return x.sin()\n\ndef inputs():\n    return (torch.ones(3),)\n"
 
 
 def test_repro_markdown_has_case_versions_observed_expected_and_command(capsys, monkeypatch, tmp_path):
     sig = Signature("divergence", "tcfuzz_add_one", "value", ("3.12",))
-    path = corpus.write_case(corpus.case_path(tmp_path, sig),
-                             corpus.render_case(Program(PROGRAM), sig, backend="tcfuzz_add_one"))
+    path = store.write_case(store.case_path(tmp_path, sig),
+                             render.render_case(Program(PROGRAM), sig, backend="tcfuzz_add_one"))
     infos = {"3.12": InterpreterInfo("3.12", "3.12.1", False, True, "2.12.0+cu130"),
              "3.13": InterpreterInfo("3.13", "3.13.0", False, True, "2.12.0+cu130")}
     outcomes = [

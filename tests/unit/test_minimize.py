@@ -1,8 +1,8 @@
 import pytest
 
-from fuzz.corpus import code_lines
+from fuzz.corpus.render import code_lines
 from fuzz.errors import CouldNotMinimize
-from fuzz.minimize import minimize_source, tidy
+from fuzz.reduce.pipeline import minimize_source, tidy
 
 SOURCE = """import torch
 
@@ -91,7 +91,7 @@ def test_statement_pass_alone_checks_candidates_in_batches():
 
 
 def test_tidy_renames_placeholders_drops_unused_arguments_and_shrinks_shapes():
-    from fuzz.minimize import drop_unused_arguments, rename_placeholders, smaller_shapes
+    from fuzz.reduce.pipeline import drop_unused_arguments, rename_placeholders, smaller_shapes
 
     assert rename_placeholders("x = unique_name_3 + unique_name_0 + unique_name_3 + v1\n") == "x = v2 + v3 + v2 + v1\n"
     source = ("import torch\ndef f(t0, t1, n):\n    return t0.sin()\n"
@@ -107,7 +107,7 @@ def test_tidy_renames_placeholders_drops_unused_arguments_and_shrinks_shapes():
 def test_generator_stage_shrinks_a_generated_program_to_a_valid_smaller_one():
     import ast
 
-    from fuzz.generate import generate
+    from fuzz.generate.writer import generate
 
     program = max((generate(s) for s in range(40)), key=lambda p: code_lines(p.source))
     assert "def inputs" in program.source

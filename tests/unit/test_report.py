@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzz import report
+from fuzz.report import pages
 
 CASE = "corpus/divergence/ab12cd34ef56.py"
 EVIL_SOURCE = "import torch\ndef f(x):\n    return '<script>alert(1)</script>' & x\n"
@@ -54,7 +54,7 @@ def empty_summary() -> dict:
 
 def test_write_report_writes_three_files(tmp_path: Path) -> None:
     out = tmp_path / "reports" / "c1"
-    paths = report.write_report(out, sample_summary(), {CASE: EVIL_SOURCE})
+    paths = pages.write_report(out, sample_summary(), {CASE: EVIL_SOURCE})
     assert paths == {"json": out / "summary.json", "md": out / "summary.md", "html": out / "index.html"}
     for path in paths.values():
         assert path.is_file() and path.stat().st_size > 0
@@ -62,7 +62,7 @@ def test_write_report_writes_three_files(tmp_path: Path) -> None:
 
 def test_summary_json_round_trips(tmp_path: Path) -> None:
     summary = sample_summary()
-    paths = report.write_report(tmp_path, summary, {})
+    paths = pages.write_report(tmp_path, summary, {})
     assert json.loads(paths["json"].read_text(encoding="utf-8")) == summary
     assert paths["json"].read_text(encoding="utf-8").startswith(json.dumps(summary, indent=2, sort_keys=True))
 
@@ -70,12 +70,12 @@ def test_summary_json_round_trips(tmp_path: Path) -> None:
 def test_write_report_does_not_mutate_summary(tmp_path: Path) -> None:
     summary = sample_summary()
     before = copy.deepcopy(summary)
-    report.write_report(tmp_path, summary, {CASE: EVIL_SOURCE}, runs=[])
+    pages.write_report(tmp_path, summary, {CASE: EVIL_SOURCE}, runs=[])
     assert summary == before
 
 
 def test_markdown_headline_and_tables() -> None:
-    md = report.render_markdown(sample_summary())
+    md = pages.render_markdown(sample_summary())
     assert "**120** programs" in md and "**1440** runs" in md and "13m 32s" in md
     assert "**1** new buckets" in md
     assert "| divergence | 3 |" in md
@@ -85,13 +85,13 @@ def test_markdown_headline_and_tables() -> None:
 
 
 def test_minimisation_statistics_rendered() -> None:
-    assert "| ab12cd34ef56 | 40 | 6 | 80 | 30.2 |" in report.render_markdown(sample_summary())
-    page = report.render_html(sample_summary(), {})
+    assert "| ab12cd34ef56 | 40 | 6 | 80 | 30.2 |" in pages.render_markdown(sample_summary())
+    page = pages.render_html(sample_summary(), {})
     assert "<h2>Minimised</h2>" in page and "<td>30.2</td>" in page
 
 
 def test_markdown_escapes_pipes_in_cells() -> None:
-    md = report.render_markdown(sample_summary())
+    md = pages.render_markdown(sample_summary())
     assert "| graph-break | dynamo | a\\|b | 3.11 | 7 |" in md
     # Every table row has the same number of unescaped separators as its header.
     bucket_rows = [l for l in md.splitlines() if "graph-break | dynamo" in l]
@@ -99,7 +99,7 @@ def test_markdown_escapes_pipes_in_cells() -> None:
 
 
 def test_html_escapes_case_source() -> None:
-    page = report.render_html(sample_summary(), {CASE: EVIL_SOURCE})
+    page = pages.render_html(sample_summary(), {CASE: EVIL_SOURCE})
     assert "<script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "&amp; x" in page
@@ -108,15 +108,15 @@ def test_html_escapes_case_source() -> None:
 
 
 def test_html_has_matrix_cells_coloured_by_verdict() -> None:
-    page = report.render_html(sample_summary(), {})
-    assert f"<td style='background:{report._VERDICT_COLOURS['divergence']}'>divergence</td>" in page
-    assert f"<td style='background:{report._VERDICT_COLOURS['compile-error']}'>compile-error</td>" in page
+    page = pages.render_html(sample_summary(), {})
+    assert f"<td style='background:{pages._VERDICT_COLOURS['divergence']}'>divergence</td>" in page
+    assert f"<td style='background:{pages._VERDICT_COLOURS['compile-error']}'>compile-error</td>" in page
     # Columns follow summary["backends"], and only those the matrix uses.
     assert "<th>interpreter</th><th>eager</th><th>aot_eager</th></tr>" in page
 
 
 def test_html_graph_break_table_with_bars() -> None:
-    page = report.render_html(sample_summary(), {})
+    page = pages.render_html(sample_summary(), {})
     assert "Graph breaks by Python version" in page
     assert "<th>gb_type</th><th>3.11</th><th>3.13t</th>" in page
     assert "<td>Unsupported builtin</td>" in page
@@ -126,7 +126,7 @@ def test_html_graph_break_table_with_bars() -> None:
 
 
 def test_html_is_self_contained() -> None:
-    page = report.render_html(sample_summary(), {CASE: EVIL_SOURCE})
+    page = pages.render_html(sample_summary(), {CASE: EVIL_SOURCE})
     assert "<style>" in page
     assert not re.search(r"(src|href)=['\"](https?:|//)", page)
     assert "<link" not in page
@@ -137,18 +137,18 @@ def test_html_runs_section() -> None:
             {"interpreter": "3.11", "backend": "eager", "verdict": "divergence"},
             {"interpreter": "3.11", "backend": "eager", "verdict": "match"},
             {"backend": "eager"}]
-    page = report.render_html(sample_summary(), {}, runs)
+    page = pages.render_html(sample_summary(), {}, runs)
     assert "<td>divergence: 1, match: 2</td>" in page
 
 
 def test_missing_case_source_is_noted() -> None:
-    page = report.render_html(sample_summary(), {})
+    page = pages.render_html(sample_summary(), {})
     assert "no source for corpus/graph-break/0123456789ab.py" in page
 
 
 @pytest.mark.parametrize("summary", [empty_summary(), {}], ids=["empty", "bare"])
 def test_empty_summary_renders(tmp_path: Path, summary: dict) -> None:
-    paths = report.write_report(tmp_path, summary, {})
+    paths = pages.write_report(tmp_path, summary, {})
     assert "No buckets." in paths["md"].read_text(encoding="utf-8")
     page = paths["html"].read_text(encoding="utf-8")
     assert "No buckets." in page and "No graph breaks." in page
@@ -156,14 +156,14 @@ def test_empty_summary_renders(tmp_path: Path, summary: dict) -> None:
 
 
 def test_atomic_write_leaves_no_temp_files(tmp_path: Path) -> None:
-    report.write_report(tmp_path, sample_summary(), {CASE: EVIL_SOURCE})
-    report.write_report(tmp_path, empty_summary(), {})  # overwrite in place
+    pages.write_report(tmp_path, sample_summary(), {CASE: EVIL_SOURCE})
+    pages.write_report(tmp_path, empty_summary(), {})  # overwrite in place
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index.html", "summary.json", "summary.md"]
     assert json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))["campaign"] == "empty"
 
 
 def test_failed_write_keeps_old_file_and_removes_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    report.write_report(tmp_path, sample_summary(), {})
+    pages.write_report(tmp_path, sample_summary(), {})
     old = (tmp_path / "summary.json").read_text(encoding="utf-8")
 
     def failing_replace(src: str, dst: str) -> None:
@@ -171,18 +171,18 @@ def test_failed_write_keeps_old_file_and_removes_temp(tmp_path: Path, monkeypatc
 
     monkeypatch.setattr(os, "replace", failing_replace)
     with pytest.raises(OSError, match="disk full"):
-        report.write_report(tmp_path, empty_summary(), {})
+        pages.write_report(tmp_path, empty_summary(), {})
     assert (tmp_path / "summary.json").read_text(encoding="utf-8") == old
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index.html", "summary.json", "summary.md"]
 
 
 def test_html_bucket_table_has_a_matrix_per_bucket() -> None:
-    page = report.render_html(sample_summary(), {})
+    page = pages.render_html(sample_summary(), {})
     table = page.split("<h2>Buckets</h2>", 1)[1].split("</tbody></table>", 1)[0]
     assert "<th>interpreter x backend</th>" in table
     [mini] = re.findall(r"<table class='mini'>.*?</table>", table)  # the graph-break bucket has no matrix
     assert "<th title='aot_eager'>aot</th>" in mini
-    assert (f"<td style='background:{report._VERDICT_COLOURS['compile-error']}' "
+    assert (f"<td style='background:{pages._VERDICT_COLOURS['compile-error']}' "
             "title='3.13t aot_eager: compile-error'>CE</td>") in mini
     assert mini.count("<tr>") == 3  # header + 3.11 + 3.13t
     # the bucket's interpreters on its backend (eager) are outlined; aot_eager is not
@@ -191,7 +191,7 @@ def test_html_bucket_table_has_a_matrix_per_bucket() -> None:
 
 
 def test_html_graph_break_chart_is_inline_svg_with_a_bar_per_interpreter() -> None:
-    page = report.render_html(sample_summary(), {})
+    page = pages.render_html(sample_summary(), {})
     [svg] = re.findall(r"<svg class='chart' id='gb-chart'.*?</svg>", page)
     bars = re.findall(r"<rect x='330' y='\d+' width='([\d.]+)' height='9'", svg)
     assert len(bars) == 2 * 2  # two reasons x two interpreters
@@ -204,5 +204,5 @@ def test_html_graph_break_chart_is_inline_svg_with_a_bar_per_interpreter() -> No
 
 def test_html_shows_each_case_source() -> None:
     source = "import torch\ndef f(x):\n    return x.sin()\n"
-    page = report.render_html(sample_summary(), {CASE: source})
+    page = pages.render_html(sample_summary(), {CASE: source})
     assert f"<summary>{CASE}</summary><pre>import torch\ndef f(x):\n    return x.sin()\n</pre>" in page

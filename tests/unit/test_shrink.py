@@ -2,9 +2,9 @@ import dataclasses
 
 import pytest
 
-from fuzz.corpus import code_lines
-from fuzz.generate import generate
-from fuzz.shrink import choices_of, replayable, shrink_program
+from fuzz.corpus.render import code_lines
+from fuzz.generate.writer import generate
+from fuzz.reduce.shrink import choices_of, replayable, shrink_program
 
 
 def test_only_the_generators_own_programs_replay():

@@ -1,5 +1,5 @@
 from harness.outcome import GraphBreak, Outcome, Verdict
-from fuzz.signature import Signature, findings, normalise
+from fuzz.triage.signature import Signature, findings, normalise
 
 
 def outcome(interp, backend, verdict=Verdict.MATCH, **kw):
@@ -110,7 +110,7 @@ class _FakePool:
 
 def test_signature_check_of_a_regression_enforces_absence_elsewhere():
     from harness.program import Program
-    from fuzz.minimize import SignatureCheck
+    from fuzz.reduce.pipeline import SignatureCheck
 
     sig = Signature("graph-break-regression", "dynamo", "Attempt to trace generator [absent on 3.11, 3.12]",
                     ("3.13", "3.13t"))
@@ -124,7 +124,7 @@ def test_signature_check_of_a_regression_enforces_absence_elsewhere():
 
 def test_backends_off_the_ladder_are_compilers_of_their_own():
     from harness.outcome import Outcome, Verdict
-    from fuzz.signature import findings
+    from fuzz.triage.signature import findings
 
     def bad(backend, interp="3.12"):
         return Outcome("p", interp, backend, verdict=Verdict.DIVERGENCE, aspect="value")
@@ -138,7 +138,7 @@ def test_backends_off_the_ladder_are_compilers_of_their_own():
 
 
 def test_a_divergence_signature_carries_the_features_of_its_minimised_program():
-    from fuzz.signature import Signature
+    from fuzz.triage.signature import Signature
 
     base = Signature("divergence", "dynamo", "value", ("3.11", "3.12"))
     loop = base.with_features("import torch\ndef f(x):\n    for i in reversed(range(2)):\n        x = x + i\n"
@@ -155,7 +155,7 @@ def test_signature_check_bounds_candidate_runs_by_the_case_s_own_run_time():
     """Once the case holds (its runs took 2 s), a candidate gets 5 x 2 s, at
     least 20 s; a "timeout" case keeps the worker's limit (its runs must hang)."""
     from harness.program import Program
-    from fuzz.minimize import CANDIDATE_TIMEOUT_MIN_S, SignatureCheck
+    from fuzz.reduce.pipeline import CANDIDATE_TIMEOUT_MIN_S, SignatureCheck
 
     class Timed(_FakePool):
         def __init__(self, breaks_on, elapsed_s):

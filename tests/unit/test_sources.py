@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.generate import generate
-from fuzz.mutate import MUTATION, load_donors, mutate, splice
-from fuzz.sources import HYPOTHESMITH, SourceMix, draw_program, hypothesmith_program
+from fuzz.generate.writer import generate
+from fuzz.generate.mutate import MUTATION, load_donors, mutate, splice
+from fuzz.generate.sources import HYPOTHESMITH, SourceMix, draw_program, hypothesmith_program
 from harness.program import Program
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from harness.outcome import GraphBreak, Outcome, Verdict
-from fuzz import cli, torch_envs
-from fuzz.interpreters import Interpreter
-from fuzz.triage import (NOT_AVAILABLE, backend_pattern, interpreter_pattern, name_pattern, render_markdown,
+from fuzz import cli
+from fuzz.campaign import torch_envs
+from fuzz.campaign.interpreters import Interpreter
+from fuzz.triage.matrix import (NOT_AVAILABLE, backend_pattern, interpreter_pattern, name_pattern, render_markdown,
                          render_text, triage)
 
 ALL = ["3.11", "3.12", "3.13", "3.13t"]

@@ -25,7 +25,7 @@ CUDA_PROBE_TIMEOUT_S = 90.0
 # The interpreters of a default campaign, in ladder order.
 DEFAULT_PYTHONS: tuple[str, ...] = ("3.11", "3.12", "3.13", "3.13t")
 NAME = re.compile(r"^3\.(\d+)(t?)$")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -36,9 +36,9 @@ from typing import Any
 from harness.backends import ladder_rank
 from harness.outcome import Outcome, Verdict
 from harness.program import Program
-from fuzz.database import CampaignDB
+from fuzz.campaign.database import CampaignDB
 from fuzz.errors import UsageError
-from fuzz.signature import findings, interpreter_order
+from fuzz.triage.signature import findings, interpreter_order
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ def merge(dirs: list[Path], out_dir: Path, *, name: str | None = None) -> dict[s
     summary (see DESIGN.md). Raises UsageError for a folder without a
     campaign database, or an output folder that already holds a campaign
     that was not made by ``merge``."""
-    from fuzz.campaign import build_summary, write_reports
+    from fuzz.campaign.loop import build_summary, write_reports
 
     if not dirs:
         raise UsageError("Expected at least one shard folder: tcfuzz merge DIR... -o OUT")

@@ -25,7 +25,7 @@ from hypothesis.control import BuildContext
 from hypothesis.errors import HypothesisException, StopTest, UnsatisfiedAssumption
 from hypothesis.internal.conjecture.data import ConjectureData
 
-from fuzz.generate import _SeededProvider, generate
+from fuzz.generate.writer import _SeededProvider, generate
 from harness.program import Program
 
 __all__ = ["HYPOTHESMITH", "SOURCES", "SourceMix", "draw_program", "hypothesmith_program"]
@@ -132,7 +132,7 @@ def draw_program(
     if source == "hypothesmith":
         return hypothesmith_program(seed)
     if source == "mutation":
-        from fuzz.mutate import mutate
+        from fuzz.generate.mutate import mutate
 
         return mutate(seed, donors, weights=weights)
     raise ValueError(f"Expected a source in {SOURCES} but got source={source!r}")

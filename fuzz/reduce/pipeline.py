@@ -41,10 +41,10 @@ import pysource_minimize
 
 from harness.outcome import Outcome
 from harness.program import Program
-from fuzz.corpus import code_lines, program_body
+from fuzz.corpus.render import code_lines, program_body
 from fuzz.errors import CouldNotMinimize
-from fuzz.signature import Signature, causes, findings
-from fuzz.workers import RUN_TIMEOUT_S, Task, WorkerPool
+from fuzz.triage.signature import Signature, causes, findings
+from fuzz.campaign.workers import RUN_TIMEOUT_S, Task, WorkerPool
 
 log = logging.getLogger(__name__)
 
@@ -467,7 +467,7 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
             oracle.deadline = saved
 
     if program is not None and "generator" in stages:
-        from fuzz import shrink
+        from fuzz.reduce import shrink
 
         if shrink.replayable(program.with_source(body)) or shrink.replayable(program):
             def generator_stage() -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from harness.outcome import Outcome
 from harness.program import Program
-from fuzz.signature import Finding, Signature
+from fuzz.triage.signature import Finding, Signature
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS programs (

@@ -25,7 +25,7 @@ from typing import Any
 
 from harness.outcome import Outcome
 from fuzz.errors import UsageError
-from fuzz.signature import ABSENT_ON, GRAPH_BREAK_REGRESSION, findings, interpreter_order
+from fuzz.triage.signature import ABSENT_ON, GRAPH_BREAK_REGRESSION, findings, interpreter_order
 
 Cause = tuple[str, str, str]  # (kind, stage, detail)
 
@@ -68,7 +68,7 @@ def _add(causes: dict[Cause, dict[str, Any]], kind: str, stage: str, detail: str
 
 
 def _from_db(path: Path) -> CampaignView:
-    from fuzz.database import CampaignDB
+    from fuzz.campaign.database import CampaignDB
 
     db = CampaignDB(path)
     try:

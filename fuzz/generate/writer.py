@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 from hypothesis.internal.conjecture.data import ConjectureData
 from hypothesis.internal.conjecture.providers import HypothesisProvider
 
-from fuzz.constructs import (
+from fuzz.generate.constructs import (
     COMPOUND_CONSTRUCTS,
     CONSTRUCT_FEATURES,
     CONSTRUCTS,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from fuzz.generate import STATEMENT_KINDS
+from fuzz.generate.writer import STATEMENT_KINDS
 
 __all__ = ["BONUS", "FeatureScheduler", "KIND_FEATURES", "MAX_WEIGHT"]
 

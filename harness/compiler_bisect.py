@@ -1,4 +1,4 @@
-"""``python -m harness.bisect PROGRAM.json``: which part of Inductor breaks a program.
+"""``python -m harness.compiler_bisect PROGRAM.json``: which part of Inductor breaks a program.
 
 Runs ``torch._inductor.compiler_bisector.CompilerBisector.do_bisect`` in this
 process with a test that runs the program eagerly and under ``inductor``
@@ -52,7 +52,7 @@ def bisect_program(program: Program, *, interpreter: str, device: str = "cpu") -
 
 def main() -> int:
     if len(sys.argv) not in (2, 3):
-        print("usage: python -m harness.bisect PROGRAM.json [DEVICE]", file=sys.stderr)
+        print("usage: python -m harness.compiler_bisect PROGRAM.json [DEVICE]", file=sys.stderr)
         return 2
     with open(sys.argv[1]) as fh:
         program = Program.from_json(json.load(fh))

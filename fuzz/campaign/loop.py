@@ -22,17 +22,18 @@ from typing import Any
 from harness.backends import ladder_rank
 from harness.outcome import Outcome, Verdict
 from harness.program import Program
-from fuzz import corpus, report
-from fuzz.database import CampaignDB
+from fuzz.report import pages
+from fuzz.corpus import render, store
+from fuzz.campaign.database import CampaignDB
 from fuzz.errors import CouldNotMinimize, UsageError
-from fuzz.feedback import FeatureScheduler
-from fuzz.mutate import load_donors
-from fuzz.sources import SourceMix, draw_program
-from fuzz.interpreters import Interpreter
-from fuzz.minimize import SignatureCheck, minimize_source
-from fuzz.signature import Finding, Signature, findings, interpreter_order
-from fuzz import interpreters as interpreter_specs
-from fuzz.workers import RSS_GROWTH_LIMIT_MIB, RSS_LIMIT_MIB, Task, WorkerPool
+from fuzz.generate.feedback import FeatureScheduler
+from fuzz.generate.mutate import load_donors
+from fuzz.generate.sources import SourceMix, draw_program
+from fuzz.campaign.interpreters import Interpreter
+from fuzz.reduce.pipeline import SignatureCheck, minimize_source
+from fuzz.triage.signature import Finding, Signature, findings, interpreter_order
+from fuzz.campaign import interpreters as interpreter_specs
+from fuzz.campaign.workers import RSS_GROWTH_LIMIT_MIB, RSS_LIMIT_MIB, Task, WorkerPool
 
 log = logging.getLogger(__name__)
 
@@ -449,9 +450,9 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, names: li
         return {"case": None, "stats": {"checks": check.calls}}
     # a wrong result buckets by the language features of its minimised program
     sig = sig.with_features(result.source)
-    text = corpus.render_case(program.with_source(result.source), sig, backend=finding.backend,
+    text = render.render_case(program.with_source(result.source), sig, backend=finding.backend,
                               torch_version=torch_version, device=config.device, fullgraph=config.fullgraph)
-    codes = corpus.run_standalone(text, interpreters)
+    codes = store.run_standalone(text, interpreters)
     reproduced = {n for n, code in codes.items() if code != 0}
     if sig.kind == "graph-break-regression" and reproduced - set(sig.interpreters):
         log.warning("bucket %s: python CASE breaks on %s too, so it is no regression; not filed",
@@ -463,8 +464,8 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, names: li
         log.warning("bucket %s: python CASE does not reproduce on %s (exit codes %s); not filed",
                     sig.id, sorted(set(sig.interpreters) - reproduced), codes)
         return {"case": None, "standalone": codes, "stats": stats}
-    text = corpus.with_replay(text, codes, torch_version)
-    path = corpus.write_case(corpus.case_path(config.corpus_dir, sig), text)
+    text = store.with_replay(text, codes, torch_version)
+    path = store.write_case(store.case_path(config.corpus_dir, sig), text)
     return {"case": str(path), "standalone": codes, "stats": stats, "signature": sig.key}
 
 
@@ -474,10 +475,10 @@ def known_signature_ids(corpus_dir: Path) -> set[str]:
     campaign that sees a known wrong-result signature again minimises only one
     program of it (last), in case its features make it a different bug."""
     ids = set()
-    for path in corpus.list_cases(corpus_dir):
+    for path in store.list_cases(corpus_dir):
         ids.add(path.stem)
         try:
-            key = corpus.read_case(path)[1].get("signature", "")
+            key = store.read_case(path)[1].get("signature", "")
             ids.add(Signature.parse(key).base().id)
         except Exception as e:  # a malformed case is still known by its name
             log.warning("%s: %s", path, e)
@@ -561,4 +562,4 @@ def write_reports(db: CampaignDB, out_dir: Path, summary: dict[str, Any]) -> dic
     for b in summary["buckets"]:
         if b.get("case") and Path(b["case"]).exists():
             cases[b["case"]] = Path(b["case"]).read_text()
-    return report.write_report(out_dir, summary, cases, db.runs())
+    return pages.write_report(out_dir, summary, cases, db.runs())

@@ -37,7 +37,7 @@ from collections.abc import Iterable
 
 from harness.backends import LADDER, ladder_rank, stage_of
 from harness.outcome import Outcome, Verdict
-from fuzz.interpreters import DEFAULT_PYTHONS
+from fuzz.campaign.interpreters import DEFAULT_PYTHONS
 
 GRAPH_BREAK = "graph-break"
 GRAPH_BREAK_REGRESSION = "graph-break-regression"
@@ -106,7 +106,7 @@ class Signature:
         they are. Raises SyntaxError if ``source`` does not parse."""
         if self.kind != "divergence":
             return self
-        from fuzz.features import features_text, language_features
+        from fuzz.triage.language import features_text, language_features
 
         text = features_text(language_features(source))
         return dataclasses.replace(self.base(), detail=f"{self.base().detail}{FEATURES_OPEN}{text}}}")

@@ -23,8 +23,8 @@ from typing import Any
 from harness.backends import ladder_rank
 from harness.outcome import Outcome, Verdict
 from harness.program import Program
-from fuzz.interpreters import Interpreter
-from fuzz.signature import GRAPH_BREAK, GRAPH_BREAK_REGRESSION, PLANTED_GB_TYPES, Signature, causes, findings
+from fuzz.campaign.interpreters import Interpreter
+from fuzz.triage.signature import GRAPH_BREAK, GRAPH_BREAK_REGRESSION, PLANTED_GB_TYPES, Signature, causes, findings
 
 log = logging.getLogger(__name__)
 
@@ -281,7 +281,7 @@ MatrixRunner = Callable[[list[Interpreter], list[str]], tuple[list[Outcome], dic
 
 def pool_runner(program: Program, *, device: str, fullgraph: bool, log_dir: Path) -> MatrixRunner:
     """A MatrixRunner on a fresh WorkerPool per call (one worker per interpreter)."""
-    from fuzz.workers import Task, WorkerPool
+    from fuzz.campaign.workers import Task, WorkerPool
 
     def run(interps: list[Interpreter], backends: list[str]) -> tuple[list[Outcome], dict[str, str]]:
         with WorkerPool(interps, jobs=1, log_dir=log_dir) as pool:
@@ -314,7 +314,7 @@ def triage(case: str, run: MatrixRunner, interps: list[Interpreter], backends: l
             c.torch_version = versions.get(c.interpreter, "")
         return result
     if env_for is None:
-        from fuzz.torch_envs import ensure_env as env_for  # noqa: N811
+        from fuzz.campaign.torch_envs import ensure_env as env_for  # noqa: N811
 
     def evaluate(release: str) -> list[Cell]:
         if not result.cells_for(release):

@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from fuzz.errors import HarnessError, UsageError
-from fuzz.interpreters import Interpreter
+from fuzz.campaign.interpreters import Interpreter
 
 log = logging.getLogger(__name__)
 

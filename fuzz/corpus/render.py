@@ -1,36 +1,25 @@
-"""The corpus: minimised cases, one PEP 723 script each, ``corpus/<kind>/<id>.py``.
+"""The text of a corpus case: one PEP 723 script, ``corpus/<kind>/<id>.py``.
 
 A case is the program (``f``, ``inputs``, helpers), the definition of a planted
 backend where one was used, and a short ``__main__`` block that runs eager and
 compiled with nothing but torch, prints both and exits 1 while the bug is
 there. Its ``[tool.tcfuzz]`` table holds the signature and provenance; the
-harness loads the same file as a ``Program``. Writes are atomic (temp file in
-the same folder, then rename), so a killed campaign never leaves a partial case.
+harness loads the same file as a ``Program``. ``fuzz.corpus.store`` reads and
+writes cases; docs/design.md gives the format.
 """
 
 from __future__ import annotations
 
 import ast
-import dataclasses
 import datetime
 import json
-import subprocess
-import tempfile
-from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 from harness import casefile
 from harness.backends import PLANTED_BACKENDS
-from harness.program import Program, ProgramError, read_pep723
-from fuzz.errors import CorpusError
-from fuzz.interpreters import Interpreter
-from fuzz.signature import GRAPH_BREAK, GRAPH_BREAK_REGRESSION, Signature
+from harness.program import Program, read_pep723
+from fuzz.triage.signature import GRAPH_BREAK, GRAPH_BREAK_REGRESSION, Signature
 
-# Seconds `python CASE` may run before it counts as a hang (a fresh process
-# pays `import torch` and, for Inductor, its first compile: 26-70 s here).
-STANDALONE_TIMEOUT_S = 300.0
 # Seconds a timeout case's compiled calls may take standalone before its
 # runner ends it as hanging (exit 1): the campaign's run timeout is 90 s, and
 # the hangs it files do not return at all.
@@ -181,10 +170,6 @@ if __name__ in ("__main__", "case"):  # found on DEVICE: inputs() builds on the 
 '''
 
 
-def case_path(root: Path, signature: Signature) -> Path:
-    return root / signature.kind / f"{signature.id}.py"
-
-
 def program_body(source: str) -> str:
     """The program alone: without a PEP 723 block, a ``__main__`` block, planted
     backend definitions or the runner's settings (``RUNNER_SETTINGS``) of a case."""
@@ -289,112 +274,3 @@ def divergence_calls(program: Program, signature: Signature) -> tuple[str, ...]:
     return tuple(calls)
 
 
-def read_case(path: Path) -> tuple[Program, dict[str, Any]]:
-    """A case's Program and its ``[tool.tcfuzz]`` table. Raises CorpusError
-    with a one-line message for a file that is not a case."""
-    try:
-        program = Program.from_file(path)
-    except ProgramError as e:
-        raise CorpusError(str(e)) from None
-    try:
-        meta = casefile.read_table(program.source)
-    except casefile.CaseFileError as e:
-        raise CorpusError(f"{path}: {e}") from None
-    if meta.get("generator") and "seed" in meta:  # provenance, for generator-level shrinking
-        program = dataclasses.replace(program, generator=str(meta["generator"]), seed=int(meta["seed"]))
-    return program, meta
-
-
-def with_replay(text: str, codes: dict[str, int], torch_version: str) -> str:
-    """Case ``text`` with the exit codes of ``python CASE`` per interpreter
-    (run_standalone) recorded in its ``replay`` table ("3.12/2.12.0" ->
-    "reproduces" for a non-zero exit, else "does not reproduce")."""
-    table = casefile.read_table(text)
-    table["replay"] = {**table.get("replay", {}), **{
-        casefile.replay_key(name, torch_version): casefile.REPRODUCES if code else casefile.DOES_NOT_REPRODUCE
-        for name, code in codes.items()}}
-    return casefile.replace_table(text, table)
-
-
-def smaller(text: str, than: str) -> bool:
-    """Is the program in case ``text`` smaller than the one in ``than``: fewer
-    lines of code, or as many and fewer characters?"""
-    a, b = program_body(text), program_body(than)
-    return (code_lines(a), len(a)) < (code_lines(b), len(b))
-
-
-def merge_tables(old: dict[str, Any], new: dict[str, Any], *, keep_new: bool) -> dict[str, Any]:
-    """The table of a case found again: ``count`` summed, the earliest
-    ``first-seen`` and the latest ``last-seen``, ``replay`` results merged,
-    the stored ``status`` kept (a fixed case found again stays "fixed", so its
-    replay fails as a regression); the rest from the case whose text is kept."""
-    table = dict(new if keep_new else old)
-    table["count"] = int(old.get("count", 1)) + int(new.get("count", 1))
-    seen = [str(t[k]) for t in (old, new) for k in ("first-seen", "last-seen") if k in t]
-    if seen:
-        table["first-seen"], table["last-seen"] = min(seen), max(seen)
-    replay = {**new.get("replay", {}), **old.get("replay", {})} if not keep_new else {
-        **old.get("replay", {}), **new.get("replay", {})}
-    if replay:
-        table["replay"] = replay
-    if "status" in old:
-        table["status"] = old["status"]
-    return table
-
-
-def write_case(path: Path, text: str) -> Path:
-    """Store case ``text`` at ``path``; returns the path.
-
-    A new case is written atomically (casefile.atomic_write). If a case is
-    already there (the same signature found again, maybe by another campaign
-    at the same time: the read-modify-write holds the case's lock), its count
-    and dates are updated (merge_tables) and its program is replaced only by a
-    smaller one (``smaller``). Raises CorpusError if ``path`` cannot be written.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with casefile.locked(path):
-            if path.exists():
-                old = path.read_text()
-                keep_new = smaller(text, old)
-                try:
-                    table = merge_tables(casefile.read_table(old), casefile.read_table(text), keep_new=keep_new)
-                    merged = casefile.replace_table(text if keep_new else old, table)
-                except casefile.CaseFileError:  # a plain program without a table: the smaller one wins
-                    merged = text if keep_new else old
-                if merged == old:
-                    return path
-                text = merged
-            casefile.atomic_write(path, text)
-    except OSError as e:
-        raise CorpusError(f"cannot write corpus case {path}: {e}; check the folder's permissions and free space") from None
-    return path
-
-
-def run_standalone(text: str, interpreters: Iterable[Interpreter], *,
-                   timeout_s: float = STANDALONE_TIMEOUT_S) -> dict[str, int]:
-    """Run a case as ``python CASE`` in each interpreter's env, in parallel, each
-    in a fresh process. Returns the exit code per interpreter name (-9 for a
-    run killed after timeout_s seconds; negative codes are signals)."""
-    interpreters = list(interpreters)
-    with tempfile.TemporaryDirectory(prefix="tcfuzz-case-") as tmp:
-        path = Path(tmp) / "case.py"
-        path.write_text(text)
-
-        def one(interp: Interpreter) -> tuple[str, int]:
-            env = interp.environ()
-            env.pop("PYTHONPATH", None)  # nothing but torch
-            try:
-                proc = subprocess.run([str(interp.python), str(path)], cwd=tmp, env=env, timeout=timeout_s,
-                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                return interp.name, proc.returncode
-            except subprocess.TimeoutExpired:
-                return interp.name, -9
-
-        with ThreadPoolExecutor(max_workers=len(interpreters) or 1) as pool:
-            return dict(pool.map(one, interpreters))
-
-
-def list_cases(root: Path) -> list[Path]:
-    """The cases under ``root`` (``<kind>/<id>.py``), never a lock or temp file."""
-    return sorted(p for p in root.glob("*/*.py") if not p.name.startswith((".", "_")) and p.name != "conftest.py")

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from fuzz.errors import HarnessError
-from fuzz.interpreters import ROOT, Interpreter
-from fuzz.sources import SOURCES, draw_program
+from fuzz.campaign.interpreters import ROOT, Interpreter
+from fuzz.generate.sources import SOURCES, draw_program
 from harness.coverage_probe import PROGRESS
 
 __all__ = ["JSON_KEYS", "measure", "render_table"]

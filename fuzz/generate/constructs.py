@@ -262,7 +262,7 @@ class ConstructWriter:
 
     def _put(self, scope: Any, text: str, bound: float, extra: int = 0) -> None:
         """``<writable> = <text, squashed>``; ``bound`` is an upper bound of |text|."""
-        from fuzz.generate import _Expr
+        from fuzz.generate.writer import _Expr
 
         self._emit(scope, f"{self._target(scope)} = {self._squash(_Expr(f'({text})', bound))}", extra)
 

@@ -37,7 +37,7 @@ from harness import protocol
 from harness.outcome import InterpreterInfo, Outcome, Verdict
 from harness.program import Program
 from fuzz.errors import HarnessError
-from fuzz.interpreters import Interpreter
+from fuzz.campaign.interpreters import Interpreter
 
 log = logging.getLogger(__name__)
 

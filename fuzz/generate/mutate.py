@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from fuzz.generate import generate
+from fuzz.generate.writer import generate
 from harness.program import Program
 
 __all__ = ["MUTATION", "MUTATION_ATTEMPTS", "load_donors", "mutate", "splice"]
@@ -180,14 +180,14 @@ def mutate(seed: int, donors: Sequence[Program] = (), weights: dict[str, float] 
 
 def load_donors(corpus_dir: Path) -> list[Program]:
     """The corpus cases under ``corpus_dir`` as donors (unreadable ones skipped)."""
-    from fuzz import corpus
+    from fuzz.corpus import store
     from fuzz.errors import CorpusError
     from harness.program import ProgramError
 
     donors = []
-    for path in corpus.list_cases(corpus_dir) if corpus_dir.is_dir() else []:
+    for path in store.list_cases(corpus_dir) if corpus_dir.is_dir() else []:
         try:
-            donors.append(corpus.read_case(path)[0])
+            donors.append(store.read_case(path)[0])
         except (CorpusError, ProgramError, OSError):
             log.warning("corpus case %s is not readable as a donor; skipped", path)
     return donors

@@ -1,4 +1,4 @@
-"""Host side of ``tcfuzz repro --bisect``: run ``python -m harness.bisect`` in
+"""Host side of ``tcfuzz repro --bisect``: run ``python -m harness.compiler_bisect`` in
 one interpreter's env and read what ``CompilerBisector`` blames.
 
 Only Inductor-only findings are bisected: where a lower rung of the backend
@@ -18,7 +18,7 @@ from harness.backends import ladder_rank
 from harness.outcome import Outcome
 from harness.program import Program
 from fuzz.errors import HarnessError
-from fuzz.interpreters import ROOT, Interpreter
+from fuzz.campaign.interpreters import ROOT, Interpreter
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +53,11 @@ def bisect(program: Program, interpreter: Interpreter, *, device: str = "cpu",
         path.write_text(json.dumps(program.to_json()))
         env = {**interpreter.environ(), "TCFUZZ_INTERPRETER": interpreter.name}
         try:
-            proc = subprocess.run([str(interpreter.python), "-m", "harness.bisect", str(path), device], cwd=ROOT,
+            proc = subprocess.run([str(interpreter.python), "-m", "harness.compiler_bisect", str(path), device], cwd=ROOT,
                                   env=env, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             raise HarnessError(f"CompilerBisector did not finish within {timeout_s:.0f} s on {interpreter.name}; "
-                               "run `python -m harness.bisect` by hand to see where it stops") from None
+                               "run `python -m harness.compiler_bisect` by hand to see where it stops") from None
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = proc.stderr.strip().splitlines()[-3:]

@@ -1,0 +1,5 @@
+"""Stage 6, report: what a campaign or a case tells a person.
+
+``pages`` (a campaign's summary.md and index.html), ``issue`` (a case as a
+PyTorch issue in Markdown), ``coverage`` (opcode and line reach).
+"""
