@@ -51,7 +51,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fuzz.campaign import interpreters  # noqa: E402
-from fuzz.generate.writer import generate  # noqa: E402
+from fuzz.generate.program import generate  # noqa: E402
 from fuzz.campaign.workers import RSS_GROWTH_LIMIT_MIB, Task, Worker, WorkerPool  # noqa: E402
 
 # Seed offsets: the warm-up program and the memory run's programs differ from

@@ -12,6 +12,6 @@ The implementation lives in ``fuzz.generate``; this module only re-exports
 the stable API, as ``hypothesis.strategies`` does over its ``_internal``.
 """
 
-from fuzz.generate.writer import FEATURES, STATEMENT_KINDS, programs
+from fuzz.generate.program import FEATURES, STATEMENT_KINDS, programs
 
 __all__ = ["FEATURES", "STATEMENT_KINDS", "programs"]

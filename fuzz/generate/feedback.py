@@ -4,13 +4,15 @@ After lafleur's coverage-guided mutator choice (the CPython JIT fuzzer
 weights each mutator by how often it led to new coverage): every feature a
 program used is credited when the program produced new behaviour, here a new
 bucket in this campaign (a new graph-break ``gb_type`` on some interpreter,
-a new divergence, crash, ...), and the statement kinds that write those
-features get a larger weight in the generator's table.
+a new divergence, crash, ...), and the statement kinds written for those
+features (``Construct.features`` in ``fuzz.generate.registry``) get a larger
+weight in the generator's table.
 
-Weights: ``weight(kind) = 1 + BONUS * successes / (uses + PRIOR)`` over the
-features the kind writes, capped at ``MAX_WEIGHT``, so a kind never drops
-below its base weight (exploration stays on) and an untried kind is not
-penalised.
+Weights: ``weight(kind) = 1 + BONUS * successes / (uses + PRIOR)``, for the
+best of the features the kind is written for, capped at ``MAX_WEIGHT``, so a
+kind never drops below its base weight (exploration stays on) and an untried
+kind is not penalised; a kind written for no feature (plain assignment) is
+never steered.
 
 Reproducibility: ``generate(seed, weights)`` is a function of its arguments,
 and ``choose()`` returns the weights in force; the campaign records them with
@@ -24,9 +26,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from fuzz.generate.writer import STATEMENT_KINDS
+from fuzz.generate.program import STATEMENTS
 
-__all__ = ["BONUS", "FeatureScheduler", "KIND_FEATURES", "MAX_WEIGHT"]
+__all__ = ["BONUS", "MAX_WEIGHT", "FeatureScheduler"]
 
 # Extra weight of a kind whose features always led to new behaviour (a kind
 # with success rate r gets weight 1 + BONUS * r).
@@ -35,16 +37,6 @@ BONUS = 4.0
 MAX_WEIGHT = 5.0
 # Pseudo-uses added to every count, so one lucky program does not dominate.
 PRIOR = 5.0
-
-# Statement kind -> features it writes (kinds not listed write a feature of
-# their own name).
-KIND_FEATURES: dict[str, tuple[str, ...]] = {
-    "assign": (), "inplace": ("inplace-arg", "inplace-local"), "list": ("list-mutation",),
-    "dict": ("dict-mutation",), "break": ("break-continue",), "try": ("try-except", "try-finally"),
-    "cells-in-loop": ("closure-cell-loop",), "yield-from": ("generator-return",),
-    "exhaustion": ("iterator-exhaustion",), "shadow": ("comprehension-shadow",),
-    "except-star": ("exception-group",), "mutate-attr": ("mutation-attr",), "unary": ("unary-ops",),
-}
 
 
 @dataclasses.dataclass
@@ -81,13 +73,12 @@ class FeatureScheduler:
     def choose(self) -> dict[str, float]:
         """Weight multiplier per statement kind (1.0 for kinds with no signal)."""
         weights = {}
-        for kind in STATEMENT_KINDS:
-            features = KIND_FEATURES.get(kind, (kind,))
-            if not features:
+        for entry in STATEMENTS:
+            if not entry.features:
                 continue
-            best = max(self.rate(feature) for feature in features)
+            best = max(self.rate(feature) for feature in entry.features)
             if best > 0:
-                weights[kind] = round(min(MAX_WEIGHT, 1.0 + BONUS * best), 3)
+                weights[entry.kind] = round(min(MAX_WEIGHT, 1.0 + BONUS * best), 3)
         return weights
 
     def stats(self) -> dict[str, dict[str, Any]]:

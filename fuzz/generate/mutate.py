@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from fuzz.generate.writer import generate
+from fuzz.generate.program import generate
 from harness.program import Program
 
 __all__ = ["MUTATION", "MUTATION_ATTEMPTS", "load_donors", "mutate", "splice"]

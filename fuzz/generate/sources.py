@@ -25,7 +25,7 @@ from hypothesis.control import BuildContext
 from hypothesis.errors import HypothesisException, StopTest, UnsatisfiedAssumption
 from hypothesis.internal.conjecture.data import ConjectureData
 
-from fuzz.generate.writer import _SeededProvider, generate
+from fuzz.generate.program import _SeededProvider, generate
 from harness.program import Program
 
 __all__ = ["HYPOTHESMITH", "SOURCES", "SourceMix", "draw_program", "hypothesmith_program"]

@@ -156,15 +156,16 @@ class _Oracle:
     has ``check_many``)."""
 
     def __init__(self, check: Callable[[str], bool], best: str, deadline: float,
-                 progress: Callable[[str], None] | None):
+                 progress: Callable[[str], None] | None, clock: Callable[[], float] = time.monotonic):
         self.check, self.best, self.deadline, self.progress = check, best, deadline, progress
+        self.clock = clock
         self.cache: dict[str, bool] = {best: True}
         self.checks, self.accepted = 0, 0
         self.passes: dict[str, list[int]] = {}
         self.current = "input"
 
     def left_s(self) -> float:
-        return self.deadline - time.monotonic()
+        return self.deadline - self.clock()
 
     def _record(self, source: str, ok: bool) -> None:
         self.cache[source] = ok
@@ -425,7 +426,8 @@ def tidy_passes(oracle: _Oracle, entry: str, inputs: str) -> None:
 
 def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: float = DEFAULT_BUDGET_S,
                     progress: Callable[..., None] | None = None, program: Program | None = None,
-                    jobs: int = 1, stages: Sequence[str] = ("generator", "source", "tidy")) -> MinimizeResult:
+                    jobs: int = 1, stages: Sequence[str] = ("generator", "source", "tidy"),
+                    clock: Callable[[], float] = time.monotonic) -> MinimizeResult:
     """Reduce ``source`` (the program body) while ``check`` holds.
 
     ``check(source) -> bool`` is the interestingness test (a SignatureCheck in
@@ -436,13 +438,14 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
     ``progress(message)`` is called on every improvement. Raises
     CouldNotMinimize if ``check`` does not hold on the input. Stops after
     ``budget_s`` seconds with the smallest source accepted so far; the result
-    is never larger than the input.
+    is never larger than the input. ``clock() -> seconds`` is the time the
+    budget is measured in (``time.monotonic``; tests pass a fake one).
     """
-    started = time.monotonic()
+    started = clock()
     body = program_body(source)
     deadline = started + budget_s
     say = (lambda message: progress(message)) if progress else None
-    oracle = _Oracle(check, body, deadline, say)
+    oracle = _Oracle(check, body, deadline, say, clock)
     oracle.cache.clear()
     oracle.current = "input"
     if not oracle(body):
@@ -485,5 +488,5 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
     stage("tidy", lambda: tidy_passes(oracle, entry, inputs), deadline)
     result = oracle.best if size(oracle.best) <= size(body) else body
     return MinimizeResult(source=result, lines_before=code_lines(body), lines_after=code_lines(result),
-                          checks=oracle.checks, accepted=oracle.accepted, elapsed_s=time.monotonic() - started,
+                          checks=oracle.checks, accepted=oracle.accepted, elapsed_s=clock() - started,
                           complete=complete, passes=oracle.passes)

@@ -33,8 +33,8 @@ from hypothesis.internal.conjecture.data import ConjectureData, Status
 from hypothesis.internal.conjecture.engine import ConjectureRunner
 from hypothesis.internal.escalation import InterestingOrigin
 
+from fuzz.generate import program as generator
 from harness.program import Program
-from fuzz.generate import writer
 
 log = logging.getLogger(__name__)
 
@@ -61,11 +61,11 @@ def choices_of(program: Program) -> tuple | None:
     """The choice sequence that wrote ``program``, or None when ``program`` is
     not the current generator's output for its seed (another generator, no
     seed, or a source edited since)."""
-    if program.generator != writer.GENERATOR or program.seed is None:
+    if program.generator != generator.GENERATOR or program.seed is None:
         return None
-    data = ConjectureData(random=random.Random(program.seed), provider=writer._SeededProvider)
+    data = ConjectureData(random=random.Random(program.seed), provider=generator._SeededProvider)
     try:
-        drawn = data.draw(writer.programs())
+        drawn = data.draw(generator.programs())
     except StopTest:
         return None
     data.freeze()
@@ -96,13 +96,13 @@ def shrink_program(program: Program, check: Callable[[str], bool], *, budget_s: 
     started = time.monotonic()
     choices = choices_of(program)
     if choices is None:
-        raise ValueError(f"Expected a program written by {writer.GENERATOR} from its seed but got "
+        raise ValueError(f"Expected a program written by {generator.GENERATOR} from its seed but got "
                          f"generator={program.generator!r}, seed={program.seed!r}")
     best = [program]
     stats = {"checks": 0, "accepted": 0}
 
     def test_function(data: ConjectureData) -> None:
-        candidate = data.draw(writer.programs())
+        candidate = data.draw(generator.programs())
         # Stop only after the draws: a test that stops drawing early where an
         # earlier one with the same prefix went on is "flaky" to Hypothesis.
         if time.monotonic() - started > budget_s:

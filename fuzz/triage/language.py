@@ -38,7 +38,7 @@ def _is_main_guard(node: ast.stmt) -> bool:
 
 
 def _is_expect(node: ast.stmt) -> bool:
-    """The ``EXPECT = {...}`` table of a known-bug file (../shared/known-bugs)."""
+    """The ``EXPECT = {...}`` table of a known-bug file (tests/known_bugs)."""
     return isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "EXPECT" for t in node.targets)
 
 

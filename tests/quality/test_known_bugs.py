@@ -1,4 +1,4 @@
-"""Real, public torch.compile bugs (../shared/known-bugs) are flagged by the
+"""Real, public torch.compile bugs (tests/known_bugs) are flagged by the
 harness where they reproduce with torch 2.12.0, each in a bucket of its own,
 and each is in corpus/ as a seed case."""
 
@@ -17,7 +17,7 @@ from tests.conftest import KNOWN_BUGS, ROOT, env_python
 
 pytestmark = pytest.mark.slow
 
-CASES = sorted(KNOWN_BUGS.glob("*.py")) if KNOWN_BUGS.is_dir() else []
+CASES = sorted(KNOWN_BUGS.glob("*.py"))
 
 
 def expectation(path) -> dict:
@@ -25,6 +25,10 @@ def expectation(path) -> dict:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "EXPECT" for t in node.targets):
             return ast.literal_eval(node.value)
     raise AssertionError(f"{path} has no EXPECT dict")
+
+
+def test_the_known_bugs_are_in_the_repo():
+    assert len(CASES) >= 5, f"expected the known-bug programs under {KNOWN_BUGS}"
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +55,6 @@ def flagged(tmp_path_factory) -> dict:
     return result
 
 
-@pytest.mark.skipif(not CASES, reason="../shared/known-bugs is not beside the checkout")
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_known_bug_is_flagged(path, flagged):
     expect = expectation(path)
@@ -61,7 +64,6 @@ def test_known_bug_is_flagged(path, flagged):
         assert outcome.verdict.value == "crash"
 
 
-@pytest.mark.skipif(not CASES, reason="../shared/known-bugs is not beside the checkout")
 def test_each_known_bug_has_a_bucket_of_its_own_and_a_seed_case_in_the_corpus(flagged):
     keys = {stem: (bugs[0].kind, bugs[0].stage, bugs[0].detail) for stem, (_, bugs) in flagged.items()}
     assert len(set(keys.values())) == len(keys), keys

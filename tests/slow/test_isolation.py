@@ -8,7 +8,7 @@ import pytest
 from harness.outcome import Outcome
 from harness.program import Program
 from fuzz.campaign import interpreters
-from fuzz.generate.writer import generate
+from fuzz.generate.program import generate
 from fuzz.campaign.workers import Task, Worker
 from tests.conftest import KNOWN_BUGS, require_env
 

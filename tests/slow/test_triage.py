@@ -14,7 +14,6 @@ pytestmark = pytest.mark.slow
 COMPREHENSION = KNOWN_BUGS / "comprehension_graph_break_rebinds_loop_name.py"
 
 
-@pytest.mark.skipif(not COMPREHENSION.exists(), reason="../shared/known-bugs is not beside the checkout")
 def test_triage_names_a_bug_that_needs_312(tmp_path, capsys):
     """The inlined-comprehension crash (PEP 709) reproduces on 3.12 and not on 3.11."""
     for name in ("3.11", "3.12"):

@@ -1,11 +1,11 @@
-"""Tests of the feedback scheduler (fuzz.feedback)."""
+"""Tests of the feedback scheduler (fuzz.generate.feedback)."""
 
 from __future__ import annotations
 
 import json
 
 from fuzz.generate.feedback import MAX_WEIGHT, FeatureScheduler
-from fuzz.generate.writer import STATEMENT_KINDS
+from fuzz.generate.program import STATEMENT_KINDS, STATEMENTS
 
 
 def test_no_signal_means_no_steer() -> None:
@@ -43,3 +43,14 @@ def test_stats_count_programs_new_behaviour_and_buckets() -> None:
     assert stats["generator"] == {"programs": 2, "new_behaviour": 1, "bucket_programs": 1}
     assert stats["for"] == {"programs": 1, "new_behaviour": 1, "bucket_programs": 1}
     assert json.loads(json.dumps(scheduler.snapshot()))["weights"] == scheduler.choose()
+
+
+def test_each_kind_is_credited_through_the_features_its_construct_declares() -> None:
+    for entry in STATEMENTS:
+        scheduler = FeatureScheduler()
+        scheduler.record(tuple(entry.features), new=True)
+        steered = {kind for kind, weight in scheduler.choose().items() if weight > 1.0}
+        # a kind written for no feature (assign) is never steered
+        assert (entry.kind in steered) == bool(entry.features), entry.kind
+        # features of one kind credit no other kind
+        assert steered <= {entry.kind}, entry.kind

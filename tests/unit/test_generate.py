@@ -25,8 +25,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import fuzz.strategies
-from fuzz.generate.constructs import CONSTRUCT_FEATURES
-from fuzz.generate.writer import FEATURES, GENERATOR, STATEMENT_KINDS, generate, program_from_data, programs
+from fuzz.generate.program import (
+    FEATURE_DESCRIPTIONS,
+    FEATURES,
+    GENERATOR,
+    PROGRAM_FEATURES,
+    STATEMENT_KINDS,
+    STATEMENTS,
+    generate,
+    program_from_data,
+    programs,
+)
 from harness.program import Program
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -356,10 +365,15 @@ def construct_features(tree: ast.Module) -> set[str]:
     return {name for name, present in rules.items() if present}
 
 
-# Features whose detectors are exact both ways (present <=> claimed); for
-# the rest, a construct may appear as part of another (an `in` test, a
-# `del` of a list item), so only "claimed => present" is checked.
-EXACT_FEATURES = frozenset(FEATURES) - set(CONSTRUCT_FEATURES)
+# Features whose detectors are exact both ways (present <=> claimed): those
+# of the ordinary statements (fuzz.generate.statements) and of the program as
+# a whole. For the rest, a construct may appear as part of another (an `in`
+# test, a `del` of a list item), so only "claimed => present" is checked.
+EXACT_FEATURES = frozenset({
+    "break-continue", "closure", "comprehension", "dict-mutation", "for", "generator", "graph-break", "if",
+    "if-tensor-cond", "inplace-arg", "inplace-local", "list-mutation", "no-grad", "nonlocal", "print", "raise",
+    "tensor-index-error", "try-except", "try-finally", "while", "while-tensor-cond",
+}) | frozenset(PROGRAM_FEATURES)
 
 
 # -- determinism -----------------------------------------------------------------
@@ -380,7 +394,7 @@ def digest_script(seeds: range) -> str:
     return textwrap.dedent(
         f"""
         import hashlib
-        from fuzz.generate.writer import generate
+        from fuzz.generate.program import generate
         h = hashlib.sha256()
         for seed in {seeds!r}:
             h.update(generate(seed).source.encode())
@@ -487,6 +501,90 @@ def test_each_feature_claimed_is_present_and_each_present_is_claimed(
 def test_features_across_seeds_cover_the_vocabulary(large_sample: list[Program]) -> None:
     covered = set().union(*(p.features for p in large_sample))
     assert covered == set(FEATURES)
+
+
+# -- the construct registry ------------------------------------------------------------
+
+# The statement table, (kind, weight) in draw order. The weighted draw reads
+# it in this order, so a change here changes every program: bump GENERATOR.
+PINNED_TABLE = (
+    ("assign", 22), ("inplace", 6), ("print", 5), ("graph-break", 9), ("list", 6), ("dict", 5),
+    ("comprehension", 5), ("raise", 8), ("break", 4), ("if", 8), ("for", 7), ("while", 4), ("try", 8),
+    ("no-grad", 4), ("closure", 6), ("generator", 5), ("global-write", 2), ("cells-in-loop", 2),
+    ("generator-send", 2), ("yield-from", 2), ("iter-builtins", 3), ("exhaustion", 2), ("shadow", 2),
+    ("walrus", 2), ("raise-from", 2), ("reraise", 2), ("except-star", 2), ("tensor-exception", 2),
+    ("grad-mode", 2), ("grad-ctx-object", 1), ("contextmanager", 2), ("user-cm", 2), ("match", 3),
+    ("fstring", 2), ("star-args", 2), ("unpacking", 2), ("class-local", 2), ("dataclass", 2),
+    ("nn-module", 2), ("mutate-attr", 2), ("isinstance", 2), ("async-def", 2), ("del", 2),
+    ("chained-comparison", 2), ("is-in", 2), ("short-circuit", 2), ("assert", 2), ("import", 2),
+    ("unary", 2), ("slice", 2), ("set-ops", 2), ("dict-merge", 2), ("random", 1), ("nested-function", 2),
+)
+# Kinds drawn only where the nesting depth and the statement budget allow.
+PINNED_COMPOUND = frozenset({
+    "if", "for", "while", "try", "no-grad", "closure", "generator", "grad-mode", "grad-ctx-object",
+    "contextmanager", "user-cm", "match", "raise-from", "reraise", "except-star",
+})
+# sha256 of generate(seed).source for seeds 0..99, joined: what GENERATOR's
+# seeds mean. A change to any program needs a new GENERATOR (and this digest).
+PINNED_DIGEST = ("tcfuzz.v2", "b10db436ae94e7161b9a85af6600ee613cbd7974e3f74bda5c72a59a1e82b664")
+
+
+def test_the_statement_table_is_the_registry_in_its_pinned_order() -> None:
+    assert tuple((entry.kind, entry.weight) for entry in STATEMENTS) == PINNED_TABLE
+    assert STATEMENT_KINDS == tuple(kind for kind, _ in PINNED_TABLE)
+    assert {entry.kind for entry in STATEMENTS if entry.compound} == PINNED_COMPOUND
+
+
+def test_the_same_seeds_write_the_same_programs_under_the_same_generator_name() -> None:
+    digest = hashlib.sha256()
+    for seed in range(100):
+        digest.update(generate(seed).source.encode())
+    assert (GENERATOR, digest.hexdigest()) == PINNED_DIGEST
+
+
+def test_the_registry_derives_a_consistent_vocabulary() -> None:
+    assert len(set(STATEMENT_KINDS)) == len(STATEMENT_KINDS)
+    assert list(FEATURES) == sorted(FEATURES) == list(FEATURE_DESCRIPTIONS)
+    assert all(FEATURE_DESCRIPTIONS.values())
+    declared: list[str] = list(PROGRAM_FEATURES)
+    for entry in STATEMENTS:
+        assert set(entry.features) | set(entry.also) <= set(FEATURES), entry.kind
+        declared += [*entry.features, *entry.also]
+    # every feature is declared exactly once: by one kind or by the program
+    assert sorted(declared) == list(FEATURES)
+    assert EXACT_FEATURES <= set(FEATURES)
+
+
+# Kinds drawn only inside another (``Construct.allowed``), and the kind to steer with them.
+ENCLOSING_KIND = {"raise": "try", "break": "for"}
+
+
+def test_every_construct_records_its_features_when_steered_towards() -> None:
+    """A heavy weight on a kind makes most programs use it: its own features show."""
+    for entry in STATEMENTS:
+        if not entry.features:
+            continue
+        weights = {entry.kind: 40.0}
+        if entry.kind in ENCLOSING_KIND:
+            weights[ENCLOSING_KIND[entry.kind]] = 10.0
+        hits = [seed for seed in range(10) if set(entry.features) & set(generate(seed, weights).features)]
+        assert len(hits) >= 3, (entry.kind, hits)
+
+
+def test_emit_block_dedents_a_template_to_the_scope() -> None:
+    from fuzz.generate.scope import Scope
+    from fuzz.generate.writer import Writer
+
+    writer = Writer(lambda strategy: 0)
+    scope = Scope(tensors=("t0",), writable=(), ints=(), printables=(), lists={}, dicts={}, indent=2)
+    writer.emit_block(scope, """
+        try:
+            x = 1
+        except ValueError:
+            pass
+    """, 1)
+    assert writer.lines == ["            try:", "                x = 1", "            except ValueError:",
+                            "                pass"]
 
 
 def test_graph_breaks_appear_inside_constructs(sample: list[Program]) -> None:
@@ -621,7 +719,7 @@ def test_a_program_can_be_rebuilt_from_its_choice_sequence() -> None:
 
     from hypothesis.internal.conjecture.data import ConjectureData
 
-    from fuzz.generate.writer import _SeededProvider
+    from fuzz.generate.program import _SeededProvider
 
     for seed in (0, 11, 12345):
         data = ConjectureData(random=random.Random(seed), provider=_SeededProvider)

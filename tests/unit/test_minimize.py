@@ -40,18 +40,17 @@ def test_refuses_a_case_that_does_not_show_its_signature():
 
 
 def test_budget_stops_with_the_best_so_far():
-    calls = []
+    now_s = [0.0]  # a fake clock: each check takes 0.05 s of it, nothing else does
 
     def slow_check(source: str) -> bool:
-        calls.append(source)
-        import time
-
-        time.sleep(0.05)
+        now_s[0] += 0.05
         return keeps_marker(source)
 
-    result = minimize_source(SOURCE, slow_check, budget_s=0.3)
+    result = minimize_source(SOURCE, slow_check, budget_s=0.3, clock=lambda: now_s[0])
     assert not result.complete and keeps_marker(result.source)
     assert result.lines_after <= result.lines_before
+    assert result.checks == 6, result.checks  # 0.3 s of budget at 0.05 s a check
+    assert result.elapsed_s == pytest.approx(0.3)
 
 
 def test_tidy_drops_placeholder_constants_but_keeps_blocks_valid():
@@ -107,7 +106,7 @@ def test_tidy_renames_placeholders_drops_unused_arguments_and_shrinks_shapes():
 def test_generator_stage_shrinks_a_generated_program_to_a_valid_smaller_one():
     import ast
 
-    from fuzz.generate.writer import generate
+    from fuzz.generate.program import generate
 
     program = max((generate(s) for s in range(40)), key=lambda p: code_lines(p.source))
     assert "def inputs" in program.source

@@ -3,7 +3,7 @@ import dataclasses
 import pytest
 
 from fuzz.corpus.render import code_lines
-from fuzz.generate.writer import generate
+from fuzz.generate.program import generate
 from fuzz.reduce.shrink import choices_of, replayable, shrink_program
 
 

@@ -8,9 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.generate.writer import generate
 from fuzz.generate.mutate import MUTATION, load_donors, mutate, splice
-from fuzz.generate.sources import HYPOTHESMITH, SourceMix, draw_program, hypothesmith_program
+from fuzz.generate.program import generate
+from fuzz.generate.sources import (
+    HYPOTHESMITH,
+    SourceMix,
+    draw_program,
+    hypothesmith_program,
+)
 from harness.program import Program
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,14 +59,19 @@ def test_a_splice_carries_donor_statements_and_their_helpers() -> None:
 
 
 def test_names_a_run_reads_are_bound_before_it() -> None:
+    """A run that reads the donor's list xs9 without the statement that builds
+    it gets xs9 bound to a list of three tensors first, and only then."""
     import random
 
     base = generate(1)
+    unbuilt = 0
     for seed in range(20):
         program = splice(base, DONOR, random.Random(seed))
         assert program is not None
-        if "xs9[0]" in program.source and "xs9 = [t7" not in program.source:
-            assert "xs9 = [t0, t1, t0]" in program.source
+        reads, builds = "xs9[0]" in program.source, "xs9 = [t7" in program.source
+        assert ("xs9 = [t0, t1, t0]" in program.source) == (reads and not builds), seed
+        unbuilt += reads and not builds
+    assert unbuilt >= 3  # the case is exercised, not only the others
 
 
 def test_mutation_without_donors_splices_generated_programs() -> None:
