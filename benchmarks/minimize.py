@@ -45,9 +45,9 @@ import pysource_minimize  # noqa: E402
 from harness.program import Program  # noqa: E402
 from fuzz.campaign import interpreters  # noqa: E402
 from fuzz.corpus import render, store  # noqa: E402
-from fuzz.generate.writer import generate  # noqa: E402
+from fuzz.generate.program import generate  # noqa: E402
 from fuzz.reduce.pipeline import SignatureCheck, minimize_source  # noqa: E402
-from fuzz.triage.signature import KINDS, Signature, findings  # noqa: E402
+from fuzz.triage.signature import Kind, Signature, findings  # noqa: E402
 from fuzz.campaign.workers import Task, WorkerPool  # noqa: E402
 
 PLANTED = "tcfuzz_add_one"
@@ -113,7 +113,7 @@ def benchmark_cases(shared: SharedPool, name: str, programs: int, min_lines: int
     cases = []
     for path in store.list_cases(ROOT / "corpus") if with_corpus else []:
         program, meta = store.read_case(path)
-        if meta.get("kind") not in KINDS or name not in meta.get("interpreters", []):
+        if meta.get("kind") not in {k.value for k in Kind} or name not in meta.get("interpreters", []):
             continue
         sig = Signature.parse(meta["signature"])
         sig = Signature(sig.kind, sig.stage, sig.detail, (name,))
@@ -129,7 +129,7 @@ def benchmark_cases(shared: SharedPool, name: str, programs: int, min_lines: int
         if render.code_lines(program.source) < min_lines:
             continue
         outcomes = shared.run_all([Task(program, name, PLANTED)])
-        wanted = [f for f in findings(outcomes) if f.signature.kind == "divergence" and f.backend == PLANTED]
+        wanted = [f for f in findings(outcomes) if f.signature.kind is Kind.DIVERGENCE and f.backend == PLANTED]
         if any(o.verdict.value == "flaky" for o in outcomes) or not wanted:
             continue
         cases.append((f"generated/seed{program.seed}", program, wanted[0].signature, PLANTED))

@@ -1,4 +1,10 @@
-"""``tcfuzz``: the command line (see DESIGN.md for the contract).
+"""``tcfuzz``: the command line (see docs/design.md, "Command line").
+
+Each command first parses and checks all of its arguments: a usage error (an
+unknown backend, interpreter, source or device, a bad duration or shard, a
+file that is not a case) is one line on stderr and exit 2, before any worker
+env is looked at or any worker starts. Then it calls the stage that does the
+work and prints what came back.
 
 Exit codes: run: 0 nothing new, 1 new buckets, 2 usage, 3 harness failure;
 repro: 0 passes everywhere, 1 reproduces; minimize: 0 reduced, 1 could not.
@@ -16,17 +22,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.backends import LADDER, PLANTED_BACKENDS, STANCE_BACKENDS
 from harness.outcome import Outcome, Verdict
 from harness.program import Program, ProgramError
 from fuzz.campaign import interpreters
 from fuzz.corpus import render, store
 from fuzz.errors import CorpusError, CouldNotMinimize, HarnessError, TcfuzzError, UsageError
-from fuzz.triage.signature import Signature, findings
+from fuzz.triage.signature import Finding, Kind, Signature, findings
 from fuzz.campaign.workers import RSS_GROWTH_LIMIT_MIB, RSS_LIMIT_MIB
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_HARNESS = 0, 1, 2, 3
 DEFAULT_BACKENDS = "eager,aot_eager,inductor"
 DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smh]?)$")
+# torch's deliberately failing test backends: accepted without asking torch.
+TESTING_ONLY_SUFFIX = "_TESTING_ONLY"
+# How to see the backends a worker env's torch registers.
+LIST_TORCH_BACKENDS = 'python -c "import torch._dynamo; print(torch._dynamo.list_backends(exclude_tags=()))"'
 
 
 def parse_duration_s(text: str) -> float:
@@ -53,18 +64,45 @@ def daily_seed(today: datetime.date | None = None) -> int:
     return (today - datetime.date(1970, 1, 1)).days * 100_000
 
 
+def known_backends() -> list[str]:
+    """The backend names --backend names in its error: the ladder's, then the
+    planted and stance ones (harness.backends)."""
+    return [name for name, _ in LADDER] + sorted(PLANTED_BACKENDS) + sorted(STANCE_BACKENDS)
+
+
 def parse_backends(text: str | None) -> list[str]:
-    """"eager,inductor" -> ["eager", "inductor"]; None or "all": the default three."""
+    """"eager,inductor" -> ["eager", "inductor"]; None or "all": the default three.
+
+    Raises UsageError, one line naming the known backends and how to list
+    torch's, for a name that is none of ``known_backends()``, a
+    ``*_TESTING_ONLY`` one or one the worker envs' torch registers
+    (``interpreters.registered_backends``, asked only for such a name and
+    cached; third-party backends included). No worker starts for this.
+    """
     text = DEFAULT_BACKENDS if text in (None, "", "all") else text
-    return [b.strip() for b in text.split(",") if b.strip()]
+    names = [b.strip() for b in text.split(",") if b.strip()]
+    unknown = [n for n in names if n not in known_backends() and not n.endswith(TESTING_ONLY_SUFFIX)]
+    registered = interpreters.registered_backends() if unknown else None
+    for name in unknown:
+        if registered is None or name not in registered:
+            raise UsageError(f"Expected backends from {', '.join(known_backends())}, a torch *{TESTING_ONLY_SUFFIX} "
+                             f"one or another that torch registers (see them: {LIST_TORCH_BACKENDS}) "
+                             f"but got --backend {name}")
+    return names
+
+
+def check_device_name(device: str) -> str:
+    """``device`` if it is "cpu" or "cuda"; raises UsageError otherwise."""
+    if device not in ("cpu", "cuda"):
+        raise UsageError(f"Expected --device cpu or cuda but got --device {device}")
+    return device
 
 
 def check_device(device: str, interps: list[interpreters.Interpreter]) -> list[interpreters.Interpreter]:
     """The interpreters set up to run on ``device`` (interpreters.for_device).
     Raises UsageError, one line naming the problem and the fix, for an unknown
     device or, for cuda, an interpreter whose torch sees no GPU (each is asked)."""
-    if device not in ("cpu", "cuda"):
-        raise UsageError(f"Expected --device cpu or cuda but got --device {device}")
+    check_device_name(device)
     interps = interpreters.for_device(interps, device)
     if device == "cuda":
         from concurrent.futures import ThreadPoolExecutor
@@ -76,6 +114,20 @@ def check_device(device: str, interps: list[interpreters.Interpreter]) -> list[i
                              "(scripts/gpu-check.sh), pass --python the path of a python whose torch sees one, "
                              "or use --device cpu")
     return interps
+
+
+def check_threads(threads: int, interps: list[interpreters.Interpreter] | None = None) -> int:
+    """``--threads K``: K >= 2, and (once ``interps`` are known) only with a
+    free-threaded interpreter (the concurrency runs happen there; the others
+    run as usual). Raises UsageError."""
+    if not threads:
+        return 0
+    if threads < 2:
+        raise UsageError(f"Expected --threads of at least 2 but got --threads {threads}")
+    if interps is not None and not any(i.free_threaded for i in interps):
+        raise UsageError(f"--threads {threads} needs a free-threaded interpreter with the GIL off: "
+                         "add 3.13t to --python (the concurrency oracle runs only there)")
+    return threads
 
 
 def load_case(path: str) -> tuple[Program, dict[str, Any]]:
@@ -94,9 +146,10 @@ def load_case(path: str) -> tuple[Program, dict[str, Any]]:
 def _resumed_config(args: argparse.Namespace) -> Any:
     """The config of the campaign in ``--resume DIR`` (its meta); --programs
     and --budget given now extend it."""
-    from fuzz.campaign.loop import CampaignConfig
+    from fuzz.campaign.config import CampaignConfig
     from fuzz.campaign.database import CampaignDB
 
+    budget_s = parse_duration_s(args.budget) if args.budget else None
     path = Path(args.resume) / "campaign.sqlite"
     if not path.exists():
         raise UsageError(f"--resume {args.resume}: no campaign.sqlite there; pass the --out folder of a tcfuzz run")
@@ -107,70 +160,49 @@ def _resumed_config(args: argparse.Namespace) -> Any:
     config.resume = True
     if args.programs is not None:
         config.programs = args.programs
-    if args.budget:
-        config.budget_s = parse_duration_s(args.budget)
+    if budget_s is not None:
+        config.budget_s = budget_s
     return config
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from fuzz.campaign.loop import Campaign, CampaignConfig, parse_share
+def _new_config(args: argparse.Namespace) -> Any:
+    """The CampaignConfig of ``tcfuzz run`` without --resume: every argument
+    checked (UsageError) before the interpreters' envs are looked at."""
+    from fuzz.campaign.config import CampaignConfig, parse_share
+    from fuzz.generate.sources import SourceMix
 
-    if args.resume:
-        config = _resumed_config(args)
-        with _progress_display() as show:
-            result = Campaign(config, on_progress=show).run()
-        return _print_run(result, config.name, config.out_dir)
-    args.device = args.device or "cpu"
-    interps = check_device(args.device, interpreters.parse_list(args.python))
-    if args.programs is None and args.budget is None:
-        args.budget = "10m"
-    seed = args.seed if args.seed is not None else daily_seed()
-    name = f"{datetime.datetime.now().strftime('%Y%m%d-%H%M%S')}-seed{seed}"
-    out = Path(args.out) if args.out else Path("reports") / name
-    config = CampaignConfig(
-        interpreters=interps,
-        backends=parse_backends(args.backend),
-        out_dir=out,
-        corpus_dir=Path(args.corpus),
-        device=args.device,
-        fullgraph=args.fullgraph,
-        budget_s=parse_duration_s(args.budget) if args.budget else None,
-        programs=args.programs,
-        seed=seed,
-        jobs=args.jobs,
-        shard=parse_shard(args.shard) if args.shard else (0, 1),
-        minimise=not args.no_minimize,
-        name=name,
-        share=parse_share(args.share),
-        threads=check_threads(args.threads, interps),
-        worker_rss_mib=args.worker_rss_mib,
-        worker_rss_growth_mib=args.worker_rss_growth_mib,
-    )
-    if args.no_feedback:
-        config.feedback = False
+    device = check_device_name(args.device or "cpu")
+    interpreters.parse_specs(args.python)
+    backends = parse_backends(args.backend)
+    budget = "10m" if args.programs is None and args.budget is None else args.budget
+    budget_s = parse_duration_s(budget) if budget else None
+    shard = parse_shard(args.shard) if args.shard else (0, 1)
+    share = parse_share(args.share)
+    check_threads(args.threads)
+    sources = SourceMix()
     if args.sources:
-        from fuzz.generate.sources import SourceMix
-
         try:
-            config.sources = SourceMix.parse(args.sources)
+            sources = SourceMix.parse(args.sources)
         except ValueError as e:
             raise UsageError(f"--sources: {e}") from None
+    interps = check_device(device, interpreters.parse_list(args.python))
+    seed = args.seed if args.seed is not None else daily_seed()
+    name = f"{datetime.datetime.now().strftime('%Y%m%d-%H%M%S')}-seed{seed}"
+    return CampaignConfig(
+        interpreters=interps, backends=backends, out_dir=Path(args.out) if args.out else Path("reports") / name,
+        corpus_dir=Path(args.corpus), device=device, fullgraph=args.fullgraph, budget_s=budget_s,
+        programs=args.programs, seed=seed, jobs=args.jobs, shard=shard, minimise=not args.no_minimize, name=name,
+        sources=sources, feedback=not args.no_feedback, share=share, threads=check_threads(args.threads, interps),
+        worker_rss_mib=args.worker_rss_mib, worker_rss_growth_mib=args.worker_rss_growth_mib)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from fuzz.campaign.loop import Campaign
+
+    config = _resumed_config(args) if args.resume else _new_config(args)
     with _progress_display() as show:
         result = Campaign(config, on_progress=show).run()
-    return _print_run(result, name, out)
-
-
-def check_threads(threads: int, interps: list[interpreters.Interpreter]) -> int:
-    """``--threads K``: K >= 2, and only with a free-threaded interpreter (the
-    concurrency runs happen there; the others run as usual). Raises UsageError."""
-    if not threads:
-        return 0
-    if threads < 2:
-        raise UsageError(f"Expected --threads of at least 2 but got --threads {threads}")
-    if not any(i.free_threaded for i in interps):
-        raise UsageError(f"--threads {threads} needs a free-threaded interpreter with the GIL off: "
-                         "add 3.13t to --python (the concurrency oracle runs only there)")
-    return threads
+    return _print_run(result, config.name, config.out_dir)
 
 
 def _print_run(result: Any, name: str, out: Path) -> int:
@@ -218,6 +250,15 @@ class _progress_display:
 
 # ---------------------------------------------------------------- repro / triage
 
+def _case_settings(args: argparse.Namespace, meta: dict[str, Any]) -> tuple[str, bool]:
+    """(device, fullgraph) for a case: the flags, else what its table says
+    (a case found on cuda runs there; a fullgraph case keeps fullgraph).
+    Raises UsageError for an unknown device and any malformed --python spec."""
+    device = check_device_name(args.device or meta.get("device", "cpu"))
+    interpreters.parse_specs(args.python)
+    return device, args.fullgraph or bool(meta.get("fullgraph", False))
+
+
 def _run_matrix(program: Program, interps: list[interpreters.Interpreter], backends: list[str], *,
                 fullgraph: bool, device: str, log_dir: Path, infos: dict[str, Any] | None = None) -> list[Outcome]:
     from fuzz.campaign.workers import Task, WorkerPool
@@ -229,19 +270,14 @@ def _run_matrix(program: Program, interps: list[interpreters.Interpreter], backe
         return pool.run_all(Task(program, i.name, b, device, fullgraph) for i in interps for b in backends)
 
 
-def _cell(o: Outcome) -> str:
-    text = o.verdict.value
-    if o.verdict is Verdict.DIVERGENCE:
-        text += f" ({o.error_type or o.aspect})"
-    elif o.verdict in (Verdict.COMPILE_ERROR, Verdict.CRASH):
-        text += f" ({o.error_type})"
-    if o.graph_breaks:
-        text += f", {len(o.graph_breaks)} gb"
-    return text
+def _table(outcomes: list[Outcome], meta: dict[str, Any], interps: list[str], backends: list[str]) -> str:
+    """The interpreter x backend table of ``outcomes``, each cell as triage
+    writes it (fuzz.triage.matrix.cell_text; * marks the cells that show the
+    case's signature, or any bug for a plain program)."""
+    from fuzz.triage import matrix
 
-
-def _table(outcomes: list[Outcome], interps: list[str], backends: list[str]) -> str:
-    cells = {(o.interpreter, o.backend): _cell(o) for o in outcomes}
+    cells = {(c.interpreter, c.backend): matrix.cell_text(c)
+             for c in matrix.cells_of(outcomes, matrix.target_of(meta))}
     widths = [max([len("python")] + [len(i) for i in interps])] + [
         max([len(b)] + [len(cells.get((i, b), "")) for i in interps]) for b in backends]
     rows = [["python", *backends]] + [[i, *(cells.get((i, b), "-") for b in backends)] for i in interps]
@@ -252,7 +288,7 @@ def _table(outcomes: list[Outcome], interps: list[str], backends: list[str]) -> 
 
 def pattern(outcomes: list[Outcome], interps: list[str], backends: list[str]) -> str:
     """A name for where the bug shows ("all versions", "3.12+ only",
-    "free-threaded only", "all versions, Inductor only", ...; see fuzz.triage)."""
+    "free-threaded only", "all versions, Inductor only", ...; see fuzz.triage.matrix)."""
     from fuzz.triage.matrix import name_pattern
 
     return name_pattern({(o.interpreter, o.backend) for o in outcomes if o.verdict.is_bug}, interps, backends)
@@ -260,17 +296,16 @@ def pattern(outcomes: list[Outcome], interps: list[str], backends: list[str]) ->
 
 def cmd_repro(args: argparse.Namespace) -> int:
     program, meta = load_case(args.case)
-    args.device = args.device or meta.get("device", "cpu")  # a case found on cuda runs there
-    args.fullgraph = args.fullgraph or bool(meta.get("fullgraph", False))
-    interps = check_device(args.device, interpreters.parse_list(args.python))
+    device, fullgraph = _case_settings(args, meta)
     backends = parse_backends(args.backend or meta.get("backend"))
     if args.bisect:  # Inductor-only needs the rungs below it too
         backends += [b for b in ("aot_eager", "inductor") if b not in backends]
+    interps = check_device(device, interpreters.parse_list(args.python))
     names = [i.name for i in interps]
     infos: dict[str, Any] = {}
-    outcomes = _run_matrix(program, interps, backends, fullgraph=args.fullgraph, device=args.device,
+    outcomes = _run_matrix(program, interps, backends, fullgraph=fullgraph, device=device,
                            log_dir=Path(args.log_dir), infos=infos)
-    blamed = _bisect(args, program, meta, interps, outcomes) if args.bisect else None
+    blamed = _bisect(args.case, program, meta, interps, outcomes, device=device) if args.bisect else None
     if args.json:
         print(json.dumps({"case": args.case, "pattern": pattern(outcomes, names, backends),
                           "outcomes": [o.to_json() for o in outcomes], "bisect": blamed}, indent=2))
@@ -279,45 +314,47 @@ def cmd_repro(args: argparse.Namespace) -> int:
 
         sys.stdout.write(issue.render_markdown(args.case, Path(args.case).read_text(), meta, outcomes, infos))
     else:
-        print(_table(outcomes, names, backends))
+        print(_table(outcomes, meta, names, backends))
         print(f"\npattern: {pattern(outcomes, names, backends)}")
         for f in findings(outcomes):
             sig = f.signature.with_features(program.source)  # a case is minimised: its features name the bug
             print(f"  {sig.describe()}  [{f.backend}] id {sig.id}")
         for o in outcomes:
             if o.verdict is Verdict.CRASH:
-                print(f"\n{o.interpreter}/{o.backend}: {o.error_type} at {o.torch_frame or '?'} (phase {o.aspect})")
+                print(f"\n{o.interpreter}/{o.backend}: {o.error_type} at {o.torch_frame or '?'} "
+                      f"(phase {o.phase or '?'})")
         if blamed is not None:
             from fuzz.triage import compiler_bisect
 
             print(f"\n{blamed['interpreter']}: {compiler_bisect.describe(blamed)}" if blamed.get("interpreter")
                   else "\n--bisect: no Inductor-only finding to bisect (a lower backend shows it, or nothing does)")
     if args.save:
-        _save_findings(args, program, interps, outcomes)
+        _save(program, interps, outcomes, Path(args.save), device=device, fullgraph=fullgraph, infos=infos)
     return EXIT_FOUND if any(o.verdict.is_bug for o in outcomes) else EXIT_OK
 
 
-def _save_findings(args: argparse.Namespace, program: Program, interps: list[interpreters.Interpreter],
-                   outcomes: list[Outcome]) -> None:
-    """File each bug the case shows into the corpus as it is (no reduction),
-    once ``python CASE`` confirms it on the signature's interpreters: how
-    public reports (../shared/known-bugs) become seed cases."""
+def _save(program: Program, interps: list[interpreters.Interpreter], outcomes: list[Outcome], corpus_dir: Path, *,
+          device: str, fullgraph: bool, infos: dict[str, Any]) -> None:
+    """``repro --save``: file each bug (not graph break) the case shows into
+    ``corpus_dir`` as it is, confirmed standalone and with its replay recorded
+    (fuzz.corpus.filing.file_unreduced); say what was saved."""
+    from fuzz.corpus import filing
+
+    torch_version = filing.torch_version_of(infos)
     for f in findings(outcomes):
-        if f.signature.kind.startswith("graph-break"):
+        if f.signature.kind in (Kind.GRAPH_BREAK, Kind.GRAPH_BREAK_REGRESSION):
             continue
-        sig = f.signature.with_features(program.source)
-        text = render.render_case(program, sig, backend=f.backend, device=args.device, fullgraph=args.fullgraph)
-        codes = store.run_standalone(text, [i for i in interps if i.name in sig.interpreters])
-        if all(code != 0 for code in codes.values()):
-            path = store.write_case(store.case_path(Path(args.save), sig), text)
-            print(f"saved {path}")
+        case = filing.file_unreduced(program, f, interps, corpus_dir=corpus_dir, device=device, fullgraph=fullgraph,
+                                     torch_version=torch_version)
+        if case.filed:
+            print(f"saved {case.path}")
         else:
-            print(f"not saved: python CASE does not reproduce {sig.id} everywhere (exit codes {codes})",
-                  file=sys.stderr)
+            print(f"not saved: python CASE does not reproduce {case.signature.id} everywhere "
+                  f"(exit codes {dict(case.standalone or {})})", file=sys.stderr)
 
 
-def _bisect(args: argparse.Namespace, program: Program, meta: dict[str, Any],
-            interps: list[interpreters.Interpreter], outcomes: list[Outcome]) -> dict[str, Any]:
+def _bisect(case: str, program: Program, meta: dict[str, Any], interps: list[interpreters.Interpreter],
+            outcomes: list[Outcome], *, device: str) -> dict[str, Any]:
     """CompilerBisector's verdict on the first interpreter where the case is
     Inductor-only ({} when there is none); recorded in a corpus case's table."""
     from fuzz.triage import compiler_bisect
@@ -327,16 +364,9 @@ def _bisect(args: argparse.Namespace, program: Program, meta: dict[str, Any],
         return {}
     interp = next(i for i in interps if i.name == where[0])
     print(f"bisecting on {interp.name} with CompilerBisector (minutes)...", file=sys.stderr)
-    blamed = {"interpreter": interp.name, **compiler_bisect.bisect(program, interp, device=args.device)}
+    blamed = {"interpreter": interp.name, **compiler_bisect.bisect(program, interp, device=device)}
     if "signature" in meta:  # a corpus case records what the bisector blames
-        from harness import casefile
-
-        path = Path(args.case)
-        with casefile.locked(path):
-            text = path.read_text()
-            table = casefile.read_table(text)
-            table["bisect"] = {k: v for k, v in blamed.items() if v is not None and k != "debug_info"}
-            casefile.atomic_write(path, casefile.replace_table(text, table))
+        compiler_bisect.record_bisect(Path(case), blamed)
     return blamed
 
 
@@ -347,15 +377,14 @@ def cmd_triage(args: argparse.Namespace) -> int:
 
     if args.bisect and not args.torch:
         raise UsageError("--bisect searches torch releases: pass them too, e.g. --torch 2.10.0,2.11.0,2.12.0")
-    program, meta = load_case(args.case)
-    args.device = args.device or meta.get("device", "cpu")  # a case found on cuda runs there
-    args.fullgraph = args.fullgraph or bool(meta.get("fullgraph", False))
-    interps = check_device(args.device, interpreters.parse_list(args.python))
     releases = torch_envs.parse_releases(args.torch) if args.torch else []
-    run = matrix.pool_runner(program, device=args.device, fullgraph=args.fullgraph, log_dir=Path(args.log_dir))
+    program, meta = load_case(args.case)
+    device, fullgraph = _case_settings(args, meta)
+    backends = parse_backends(args.backend)
+    interps = check_device(device, interpreters.parse_list(args.python))
+    run = matrix.pool_runner(program, device=device, fullgraph=fullgraph, log_dir=Path(args.log_dir))
     result = matrix.triage(
-        args.case, run, interps, parse_backends(args.backend),
-        target=matrix.target_of(meta), releases=releases, bisect=args.bisect,
+        args.case, run, interps, backends, target=matrix.target_of(meta), releases=releases, bisect=args.bisect,
         env_for=lambda interp, release: torch_envs.ensure_env(interp, release, index_url=args.index_url))
     _print_result(args, result, matrix)
     return EXIT_OK
@@ -383,40 +412,45 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- minimize
 
+def _minimise_target(meta: dict[str, Any], found: list[Finding]) -> Finding | None:
+    """The finding to minimise a case for: the one with its table's signature's
+    cause, else the first that is no graph break, else the first (None: none)."""
+    if "signature" in meta:
+        wanted = Signature.parse(meta["signature"])
+        target = next((f for f in found if f.signature.cause == wanted.cause), None)
+        if target is not None:
+            return target
+    return next((f for f in found if f.signature.kind != Kind.GRAPH_BREAK), None) or (found[0] if found else None)
+
+
 def cmd_minimize(args: argparse.Namespace) -> int:
     from fuzz.reduce.pipeline import SignatureCheck, minimize_source
     from fuzz.campaign.workers import Task, WorkerPool
 
     program, meta = load_case(args.case)
-    device = args.device or meta.get("device", "cpu")
+    device, fullgraph = _case_settings(args, meta)
+    backends = parse_backends(args.backend or meta.get("backend"))
+    budget_s = parse_duration_s(args.budget)
     interps = check_device(device, interpreters.parse_list(args.python))
     names = [i.name for i in interps]
-    backends = parse_backends(args.backend or meta.get("backend"))
     with WorkerPool(interps, jobs=args.jobs, log_dir=Path(args.log_dir)) as pool:
         pool.start()
-        outcomes = pool.run_all(Task(program, n, b, device, args.fullgraph) for n in names for b in backends)
-        found = findings(outcomes)
-        target = None
-        if "signature" in meta:
-            wanted = Signature.parse(meta["signature"])
-            target = next((f for f in found if f.signature.cause == wanted.cause), None)
-        if target is None:
-            target = next((f for f in found if f.signature.kind != "graph-break"), None) or (found[0] if found else None)
+        outcomes = pool.run_all(Task(program, n, b, device, fullgraph) for n in names for b in backends)
+        target = _minimise_target(meta, findings(outcomes))
         if target is None:
             print(f"could not minimise {args.case}: it shows no divergence, crash or graph break here", file=sys.stderr)
             return EXIT_FOUND
         print(f"minimising for {target.signature.describe()} [{target.backend}]", file=sys.stderr)
-        check = SignatureCheck(pool, program, target.signature, target.backend, names, fullgraph=args.fullgraph,
+        check = SignatureCheck(pool, program, target.signature, target.backend, names, fullgraph=fullgraph,
                                device=device)
         try:
-            result = minimize_source(program.source, check, budget_s=parse_duration_s(args.budget), program=program,
-                                     jobs=args.jobs,
+            result = minimize_source(program.source, check, budget_s=budget_s, program=program, jobs=args.jobs,
                                      progress=lambda message: print(f"  {message}", file=sys.stderr))
         except CouldNotMinimize as e:
             print(f"could not minimise {args.case}: {e}", file=sys.stderr)
             return EXIT_FOUND
     text = render.render_case(program.with_source(result.source), target.signature.with_features(result.source),
-                              backend=target.backend, device=device)
+                              backend=target.backend, device=device, fullgraph=fullgraph)
     if args.output:
         Path(args.output).write_text(text)
     else:
@@ -439,18 +473,9 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from fuzz.campaign.loop import build_summary, write_reports
-    from fuzz.campaign.database import CampaignDB
+    from fuzz.report.summary import rebuild_reports
 
-    path = Path(args.dir) / "campaign.sqlite"
-    if not path.exists():
-        raise UsageError(f"{args.dir} holds no campaign.sqlite: pass the --out folder of a tcfuzz run")
-    db = CampaignDB(path)
-    mtime = datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.timezone.utc)
-    old = json.loads((Path(args.dir) / "summary.json").read_text()) if (Path(args.dir) / "summary.json").exists() else {}
-    summary = build_summary(db, name=old.get("campaign", Path(args.dir).name), started=mtime, finished=mtime,
-                            elapsed_s=float(old.get("elapsed_s", 0.0)), minimised=old.get("minimised"))
-    paths = write_reports(db, Path(args.dir), summary)
+    paths = rebuild_reports(Path(args.dir))
     print("\n".join(str(p) for p in paths.values()))
     return EXIT_OK
 

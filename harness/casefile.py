@@ -30,6 +30,10 @@ from harness.program import read_pep723
 STATUS_OPEN, STATUS_FIXED = "open", "fixed"
 # Values of the ``replay`` table: "<python>/<torch version>" -> one of these.
 REPRODUCES, DOES_NOT_REPRODUCE = "reproduces", "does not reproduce"
+# The torch release the worker envs are pinned to (tox.ini's ``torch==`` dep,
+# held to this by tests/unit/test_torch_pin.py): a case's pin when nothing
+# says otherwise. fuzz/ reads it from here (harness cannot import fuzz).
+DEFAULT_TORCH = "2.12.0"
 
 
 class CaseFileError(ValueError):
@@ -48,7 +52,7 @@ def toml_value(value: Any) -> str:
     return json.dumps(value)  # JSON strings and numbers are valid TOML
 
 
-def render_header(table: dict[str, Any], *, torch_version: str = "2.12.0") -> str:
+def render_header(table: dict[str, Any], *, torch_version: str = DEFAULT_TORCH) -> str:
     """The ``# /// script`` block of a case holding ``table`` as ``[tool.tcfuzz]``."""
     lines = ["# /// script", '# requires-python = ">=3.11"',
              f"# dependencies = [{toml_value('torch==' + torch_version.split('+')[0])}]", "# [tool.tcfuzz]"]
@@ -76,8 +80,9 @@ def replace_table(text: str, table: dict[str, Any]) -> str:
     if header is None:
         raise CaseFileError("the case has no '# /// script' block to hold its metadata")
     start, end = (int(x) for x in header["span"].split(":"))
-    pin = tomllib.loads(header["content"]).get("dependencies", ["torch==2.12.0"])
-    version = next((d.split("==", 1)[1] for d in pin if d.startswith("torch==")), str(table.get("torch", "2.12.0")))
+    pin = tomllib.loads(header["content"]).get("dependencies", [f"torch=={DEFAULT_TORCH}"])
+    version = next((d.split("==", 1)[1] for d in pin if d.startswith("torch==")),
+                   str(table.get("torch", DEFAULT_TORCH)))
     return text[:start] + render_header(table, torch_version=version) + text[end:]
 
 

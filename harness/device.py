@@ -24,7 +24,7 @@ import traceback
 from typing import Any
 
 from harness import compare
-from harness.outcome import Outcome, Verdict
+from harness.outcome import Outcome, Phase, Verdict
 from harness.tracebacks import cause_chain
 
 # Devices ``run_program`` accepts.
@@ -116,18 +116,18 @@ def raise_if_fault(exc: BaseException) -> None:
         raise CudaFault(what, fault_site(exc), "".join(traceback.format_exception(exc))[-4000:]) from exc
 
 
-def record_fault(outcome: Outcome, fault: CudaFault, phase: str | None = None) -> Outcome:
-    """Make ``outcome`` the ``crash`` of a CUDA fault. The phase ("eager",
-    "compiled", "fp64"), unless given, is read off what the outcome already
-    holds and goes into ``aspect``; ``error_type`` is the CUDA error and
+def record_fault(outcome: Outcome, fault: CudaFault, phase: Phase | None = None) -> Outcome:
+    """Make ``outcome`` the ``crash`` of a CUDA fault. The phase (eager,
+    compiled, fp64), unless given, is read off what the outcome already
+    holds and goes into ``phase``; ``error_type`` is the CUDA error and
     ``torch_frame`` "<phase>:<kernel or frame>", so the signature's detail
     reads "CUDA error: device-side assert triggered@compiled:triton_poi_fused_index"."""
-    phase = phase or ("eager" if not outcome.eager else "compiled" if not outcome.compiled else "fp64")
+    phase = phase or (Phase.EAGER if not outcome.eager else Phase.COMPILED if not outcome.compiled else Phase.FP64)
     outcome.verdict = Verdict.CRASH
-    outcome.aspect = phase
+    outcome.phase = phase
     outcome.error_type = fault.what
     outcome.error_message = fault.what
-    outcome.torch_frame = f"{phase}:{fault.where}" if fault.where else phase
+    outcome.torch_frame = f"{phase.value}:{fault.where}" if fault.where else phase.value
     outcome.detail = fault.text
     return outcome
 
@@ -152,7 +152,7 @@ def fault_reply(request: dict[str, Any], exc: BaseException, interpreter: str) -
                       device=str(request.get("device", "cpu")), fullgraph=bool(request.get("fullgraph", False)))
     what = fault_text(exc)
     record_fault(outcome, CudaFault(what, fault_site(exc), "".join(traceback.format_exception(exc))[-4000:]),
-                 "harness")
+                 Phase.HARNESS)
     return {"id": request.get("id"), "outcome": outcome.to_json(), "retiring": True}
 
 
@@ -167,7 +167,7 @@ def mark_retiring(reply: dict[str, Any], request: dict[str, Any]) -> None:
     if is_fault_outcome(outcome):
         reply["retiring"] = True
     elif request.get("device", "cpu") != "cpu" and (what := context_error()):
-        record_fault(outcome, CudaFault(what, "", "the CUDA context was poisoned after the run"), "after-run")
+        record_fault(outcome, CudaFault(what, "", "the CUDA context was poisoned after the run"), Phase.AFTER_RUN)
         reply["outcome"], reply["retiring"] = outcome.to_json(), True
 
 

@@ -7,19 +7,12 @@ source, so a program that mutates its globals starts every run from the same
 state. Eager A vs eager B decides ``flaky``; eager A vs compiled decides
 everything else, call by call.
 
-Every run makes the same sequence of calls (its plan, decided by eager A's ``_run``):
-  fresh    inputs() -> entry(*inputs)            the first compile
-  cached   inputs() again                         the compiled code's cached path
-  guard    after mutating the module's scalar globals and class attributes
-           (int + 1, float + 0.5, bool negated): a guard must fire
-  shape    inputs() with the largest dimension grown by one: a recompile,
-           then dynamic shapes
-``guard`` and ``shape`` are made only where the program has something to
-mutate or a dimension to grow. After each call the harness compares the
-return value (generators drained), the exception (type and normalised
-message), captured stdout, the arguments, and global state that may leak out
-of the call (grad mode, default dtype); after the run, module globals, class
-attributes and closure cells.
+Every run makes the calls of one plan (harness.plan: fresh, cached, then
+guard and shape where they apply), decided by eager A's ``_run``. After each
+call the harness compares the return value (generators drained), the
+exception (type and normalised message), captured stdout, the arguments, and
+global state that may leak out of the call (grad mode, default dtype); after
+the run, module globals, class attributes and closure cells.
 """
 
 from __future__ import annotations
@@ -28,7 +21,6 @@ import contextlib
 import io
 import logging
 import os
-import random
 import sys
 import time
 import traceback
@@ -37,8 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness import compare, device as devices, inputs as input_variants, observe
+from harness.plan import Call, CallPlan, is_program_class, reset_global_state
 from harness.backends import resolve_backend, stance_of
-from harness.outcome import CallResult, Outcome, Verdict
+from harness.outcome import Aspect, CallResult, Outcome, Phase, Verdict
 from harness.program import Program, ProgramError
 from harness.tracebacks import cause_chain, torch_location
 
@@ -68,7 +61,7 @@ class _Call:
 class _Run:
     calls: list[_Call] = field(default_factory=list)
     globals_after: Any = None
-    plan: tuple[str, ...] = ()
+    plan: tuple[Call, ...] = ()  # harness.plan's calls, in order
 
 
 def qualified_name(exc_type: type) -> str:
@@ -184,17 +177,6 @@ def global_state() -> tuple:
             torch.are_deterministic_algorithms_enabled())
 
 
-def _reset_global_state() -> None:
-    import torch
-
-    torch.set_grad_enabled(True)
-    torch.set_default_dtype(torch.float32)
-
-
-def _is_program_class(value: Any, module: types.ModuleType) -> bool:
-    return isinstance(value, type) and value.__module__ == module.__name__
-
-
 def _globals_snapshot(module: types.ModuleType) -> Any:
     """Module globals that are data, public attributes of the module's classes,
     and the closure cells of its functions."""
@@ -202,7 +184,7 @@ def _globals_snapshot(module: types.ModuleType) -> Any:
     for k, v in module.__dict__.items():
         if k.startswith("__") or isinstance(v, types.ModuleType):
             continue
-        if _is_program_class(v, module):
+        if is_program_class(v, module):
             attrs = {a: compare.snapshot(x) for a, x in vars(v).items()
                      if not a.startswith("_") and not callable(x) and not isinstance(x, (property, classmethod,
                                                                                         staticmethod))}
@@ -222,79 +204,32 @@ def _globals_snapshot(module: types.ModuleType) -> Any:
     return out
 
 
-def _guard_targets(module: types.ModuleType) -> list[tuple[Any, str]]:
-    """(owner, name) of every public int, float or bool module global and class
-    attribute: what the ``guard`` call mutates."""
-    targets: list[tuple[Any, str]] = []
-    for k, v in list(module.__dict__.items()):
-        if k.startswith("_"):
-            continue
-        if isinstance(v, (bool, int, float)):
-            targets.append((module, k))
-        elif _is_program_class(v, module):
-            targets += [(v, a) for a, x in vars(v).items() if not a.startswith("_") and isinstance(x, (bool, int, float))]
-    return targets
-
-
-def _mutate_for_guard(module: types.ModuleType) -> None:
-    for owner, name in _guard_targets(module):
-        value = getattr(owner, name)
-        setattr(owner, name, (not value) if isinstance(value, bool) else value + (1 if isinstance(value, int) else 0.5))
-
-
-def _make_inputs(module: types.ModuleType, program: Program) -> tuple:
-    import torch
-
-    torch.manual_seed(0)
-    random.seed(0)
+def _make_inputs(module: types.ModuleType, program: Program) -> Any:
+    """What the program's ``inputs()`` returns, its printed text discarded
+    (CallPlan seeds the RNGs first). Raises ProgramError if it raises."""
     try:
         with contextlib.redirect_stdout(_Capture()):
-            args = getattr(module, program.inputs)()
+            return getattr(module, program.inputs)()
     except Exception as e:
         devices.raise_if_fault(e)
         raise ProgramError(f"inputs() raised {type(e).__name__}: {e}") from None
-    return args if isinstance(args, tuple) else (args,)
-
-
-def _plan(has_guard_targets: bool, first_args: tuple, calls: int | None) -> tuple[str, ...]:
-    plan = ["fresh", "cached"]
-    if has_guard_targets:
-        plan.append("guard")
-    if input_variants.grow_shapes(first_args) is not None:
-        plan.append("shape")
-    return tuple(plan[:calls] if calls else plan)
 
 
 def _run(module: types.ModuleType, program: Program, fn: Any, plan: tuple[str, ...] | None, *,
          calls: int | None = None, fp64: bool = False, device: str = "cpu") -> _Run:
     """Make ``plan``'s calls of ``fn`` on a freshly loaded ``module``. With
-    ``plan`` None the run decides it (from the module before the first call
-    and that call's inputs, so ``inputs()`` is called once per call) and
-    records it in ``run.plan``."""
-    import torch
-
+    ``plan`` None the run decides it (harness.plan.CallPlan: from the module
+    before the first call and that call's inputs, so ``inputs()`` is called
+    once per call; at most ``calls`` calls) and records it in ``run.plan``."""
     run = _Run()
-    has_guard_targets = bool(_guard_targets(module)) if plan is None else False
-    labels = list(plan if plan is not None else ("fresh",))
-    while labels:
-        label = labels.pop(0)
-        _reset_global_state()
-        if label == "guard":
-            _mutate_for_guard(module)
-        args = _make_inputs(module, program)
-        if plan is None:  # the first call: the plan follows from its inputs, before the call can mutate them
-            plan = _plan(has_guard_targets, args, calls)
-            labels = list(plan[1:])
-        if label == "shape":
-            args = input_variants.grow_shapes(args) or args
+    call_plan = CallPlan(module, lambda: _make_inputs(module, program), plan, limit=calls)
+    for label, args in call_plan:
         if fp64:
             args = input_variants.to_fp64(args)
         if device != "cpu":
             args = devices.to_device(args, device)
         out = _Capture()
-        call = _Call(CallResult(label=label))
-        torch.manual_seed(0)
-        random.seed(0)
+        call = _Call(CallResult(label=label.value))
         start = time.perf_counter()
         try:
             with contextlib.redirect_stdout(out):
@@ -312,37 +247,81 @@ def _run(module: types.ModuleType, program: Program, fn: Any, plan: tuple[str, .
         call.args_after = compare.snapshot(args)
         call.state_after = global_state()
         run.calls.append(call)
-    _reset_global_state()
     run.globals_after = _globals_snapshot(module)
-    run.plan = plan or ()
+    run.plan = call_plan.calls or ()
     return run
 
 
-def _first_difference(ref: _Run, res: _Run, fp64: _Run | None = None) -> tuple[str, str]:
-    """(aspect, call label) of the first way two runs differ, ("", "") when they match.
+# What each call is compared in, in this order: the first that differs is
+# the one reported. After the run, ``Aspect.GLOBALS`` is compared as well.
+CALL_ASPECTS = (Aspect.EXCEPTION, Aspect.EXCEPTION_MESSAGE, Aspect.VALUE, Aspect.STDOUT, Aspect.MUTATION,
+                Aspect.GLOBAL_STATE)
+# Aspects compared as float values within tolerance: a difference there is a
+# bug only if compiled is further from the float64 run than eager is.
+FLOAT_ASPECTS = (Aspect.VALUE, Aspect.MUTATION, Aspect.GLOBALS)
 
-    Aspects: "exception" (type), "exception-message", "value", "stdout",
-    "mutation" (arguments after the call), "global-state" (grad mode, default
-    dtype left changed), "globals" (module globals, class attributes, cells).
+
+def call_difference(ref: _Call, res: _Call, fp64: _Call | None = None,
+                    aspects: tuple[Aspect, ...] = CALL_ASPECTS) -> Aspect | None:
+    """The first of ``aspects`` (in CALL_ASPECTS order) in which call ``res``
+    differs from call ``ref``, or None: the exception (one raised and the
+    other did not, or another type), its normalised message, the return value
+    (compare.values_match, ``fp64``'s value deciding float differences), the
+    printed text, the arguments after the call, torch's global state after it.
     """
+    raised = ref.exc is not None
+    if Aspect.EXCEPTION in aspects and (raised != (res.exc is not None) or
+                                        (raised and type(ref.exc) is not type(res.exc))):
+        return Aspect.EXCEPTION
+    if Aspect.EXCEPTION_MESSAGE in aspects and raised and ref.result.exc_message != res.result.exc_message:
+        return Aspect.EXCEPTION_MESSAGE
+    if Aspect.VALUE in aspects and not raised and not compare.values_match(
+            ref.value, res.value, None if fp64 is None else fp64.value):
+        return Aspect.VALUE
+    if Aspect.STDOUT in aspects and ref.result.stdout != res.result.stdout:
+        return Aspect.STDOUT
+    if Aspect.MUTATION in aspects and not compare.values_match(
+            ref.args_after, res.args_after, None if fp64 is None else fp64.args_after):
+        return Aspect.MUTATION
+    if Aspect.GLOBAL_STATE in aspects and ref.state_after != res.state_after:
+        return Aspect.GLOBAL_STATE
+    return None
+
+
+def _first_difference(ref: _Run, res: _Run, fp64: _Run | None = None) -> tuple[Aspect | None, str]:
+    """(aspect, call label) of the first way two runs differ, call by call
+    (``call_difference``), then in module globals, class attributes and
+    closure cells (label ""); (None, "") when they match."""
     fp64_calls = fp64.calls if fp64 is not None else [None] * len(ref.calls)
     for a, b, c in zip(ref.calls, res.calls, fp64_calls):
-        label = a.result.label
-        if (a.exc is None) != (b.exc is None) or (a.exc is not None and type(a.exc) is not type(b.exc)):
-            return "exception", label
-        if a.exc is not None and a.result.exc_message != b.result.exc_message:
-            return "exception-message", label
-        if a.exc is None and not compare.values_match(a.value, b.value, None if c is None else c.value):
-            return "value", label
-        if a.result.stdout != b.result.stdout:
-            return "stdout", label
-        if not compare.values_match(a.args_after, b.args_after, None if c is None else c.args_after):
-            return "mutation", label
-        if a.state_after != b.state_after:
-            return "global-state", label
+        aspect = call_difference(a, b, c)
+        if aspect is not None:
+            return aspect, a.result.label
     if not compare.values_match(ref.globals_after, res.globals_after, None if fp64 is None else fp64.globals_after):
-        return "globals", ""
-    return "", ""
+        return Aspect.GLOBALS, ""
+    return None, ""
+
+
+def is_compile_error(ref: _Call, res: _Call) -> bool:
+    """True if compiled call ``res`` raised torch's own error where eager call
+    ``ref`` did not raise that type. Torch's own: a type of the compiler's
+    (``is_torch_error``) or any exception raised inside the compiler
+    (``raised_in_compiler``: an ``assert`` or ``KeyError`` in Dynamo)."""
+    exc = res.exc
+    return exc is not None and (is_torch_error(exc) or raised_in_compiler(exc)) and (
+        ref.exc is None or type(ref.exc) is not type(exc))
+
+
+def record_compile_error(outcome: Outcome, res: _Call) -> Outcome:
+    """Make ``outcome`` the ``compile-error`` of call ``res`` (``is_compile_error``):
+    its label, root error type, normalised message and innermost compiler frame."""
+    assert res.exc is not None
+    outcome.verdict = Verdict.COMPILE_ERROR
+    outcome.call = res.result.label
+    outcome.error_type = root_error_type(res.exc)
+    outcome.error_message = compare.normalise_message(str(res.exc))
+    outcome.torch_frame = innermost_torch_frame(res.exc)
+    return outcome
 
 
 def run_program(
@@ -378,7 +357,7 @@ def run_program(
     torch._dynamo.reset()
     fp64_run: _Run | None = None
     try:
-        log.info("phase eager %s %s", program.program_id, backend)
+        log.info("phase %s %s %s", Phase.EAGER, program.program_id, backend)
         mod_a = load_module(program, path)
         # eager A decides the plan from its first call's inputs (inputs() may count its calls)
         eager_a = _run(mod_a, program, getattr(mod_a, program.entry), None, calls=calls, device=device)
@@ -392,7 +371,7 @@ def run_program(
             outcome.verdict, outcome.aspect, outcome.call = Verdict.FLAKY, flaky_aspect, flaky_call
             return outcome
 
-        log.info("phase compiled %s %s", program.program_id, backend)
+        log.info("phase %s %s %s", Phase.COMPILED, program.program_id, backend)
         mod_c = load_module(program, path)
         counter = observe.GraphCounter(backend_fn)
         compiled_fn = torch.compile(getattr(mod_c, program.entry), backend=counter, fullgraph=fullgraph)
@@ -409,20 +388,14 @@ def run_program(
         outcome.graph_breaks = list(breaks)
 
         for a, b in zip(eager_a.calls, compiled.calls):
-            if b.exc is not None and (is_torch_error(b.exc) or raised_in_compiler(b.exc)) and (
-                    a.exc is None or type(a.exc) is not type(b.exc)):
-                outcome.verdict = Verdict.COMPILE_ERROR
-                outcome.call = b.result.label
-                outcome.error_type = root_error_type(b.exc)
-                outcome.error_message = compare.normalise_message(str(b.exc))
-                outcome.torch_frame = innermost_torch_frame(b.exc)
-                return outcome
+            if is_compile_error(a, b):
+                return record_compile_error(outcome, b)
         aspect, call = _first_difference(eager_a, compiled)
-        if aspect in ("value", "mutation", "globals") and any(
+        if aspect in FLOAT_ASPECTS and any(
                 compare.has_float(c.value) or compare.has_float(c.args_after) for c in eager_a.calls):
             # torch's rule: a float difference is a bug only if compiled is
             # further from a float64 run than eager is
-            log.info("phase fp64 %s %s", program.program_id, backend)
+            log.info("phase %s %s %s", Phase.FP64, program.program_id, backend)
             mod_r = load_module(program, path)
             fp64_run = _run(mod_r, program, getattr(mod_r, program.entry), plan, fp64=True, device="cpu")
             aspect, call = _first_difference(eager_a, compiled, fp64_run)
@@ -436,13 +409,13 @@ def run_program(
         outcome.elapsed_s = time.perf_counter() - started
         for name in [n for n in sys.modules if n.startswith("tcfuzz_program_")]:
             del sys.modules[name]
-        _reset_global_state()
+        reset_global_state()
         torch._dynamo.reset()
 
     if aspect:
         outcome.verdict = Verdict.DIVERGENCE
         outcome.aspect, outcome.call = aspect, call
-        if aspect in ("exception", "exception-message"):
+        if aspect in (Aspect.EXCEPTION, Aspect.EXCEPTION_MESSAGE):
             a, b = next((a.result, b.result) for a, b in zip(eager_a.calls, compiled.calls)
                         if a.result.label == call)
             outcome.error_type = f"{a.exc_type or 'None'}->{b.exc_type or 'None'}"

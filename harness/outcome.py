@@ -43,6 +43,64 @@ class Verdict(str, enum.Enum):
         )
 
 
+class Aspect(str, enum.Enum):
+    """What differed between eager and compiled (or eager and eager) behaviour,
+    in the order harness.execute compares a call: its exception, then return
+    value, printed text, arguments, global state; after the run, globals."""
+
+    EXCEPTION = "exception"
+    EXCEPTION_MESSAGE = "exception-message"
+    VALUE = "value"
+    STDOUT = "stdout"
+    MUTATION = "mutation"
+    GLOBAL_STATE = "global-state"
+    GLOBALS = "globals"
+
+    def __str__(self) -> str:  # the value in f-strings on every Python (3.11's format() gives the name)
+        return self.value
+
+    def describe(self) -> str:
+        return {
+            Aspect.EXCEPTION: "one raised and the other did not, or they raised different exception types",
+            Aspect.EXCEPTION_MESSAGE: "both raised the same exception type with different (normalised) messages",
+            Aspect.VALUE: "the return values differ (tensors beyond tolerance, as in torch._dynamo.utils.same)",
+            Aspect.STDOUT: "the call printed different text",
+            Aspect.MUTATION: "the arguments differ after the call",
+            Aspect.GLOBAL_STATE: "the call left torch's global state (grad mode, default dtype) changed differently",
+            Aspect.GLOBALS: "module globals, class attributes or closure cells differ after the run",
+        }[self]
+
+
+class Phase(str, enum.Enum):
+    """The part of a run that was going on when a crash, timeout or CUDA fault
+    happened (the worker logs "phase <value>" as each run starts), or in which
+    a threaded run turned out flaky."""
+
+    EAGER = "eager"
+    COMPILED = "compiled"
+    FP64 = "fp64"
+    HARNESS = "harness"
+    AFTER_RUN = "after-run"
+
+    def __str__(self) -> str:  # the value in f-strings on every Python
+        return self.value
+
+    def describe(self) -> str:
+        return {
+            Phase.EAGER: "the eager runs (the reference)",
+            Phase.COMPILED: "the compiled run",
+            Phase.FP64: "the float64 reference run that decides float differences",
+            Phase.HARNESS: "the worker's own code, outside any run of the program",
+            Phase.AFTER_RUN: "after the run: the CUDA context turned out poisoned",
+        }[self]
+
+
+# Starts the signature detail of a threaded run's finding (fuzz.triage.signature).
+# Rows written before ``Outcome.phase`` existed also started such a run's
+# aspect and error type with it; Outcome.from_json removes it from them.
+THREADS_PREFIX = "threads:"
+
+
 @dataclasses.dataclass
 class CallResult:
     """One call of eager or compiled code.
@@ -91,12 +149,13 @@ class Outcome:
     """One program x one interpreter x one backend x one device.
 
     ``eager`` and ``compiled`` hold each call in order (the compiled function is
-    called at least twice). ``aspect`` names what diverged ("value",
-    "exception", "exception-message", "stdout", "mutation", "global-state",
-    "globals") for a divergence and ``call`` the label of the first call where
-    it did; ``error_type`` and
-    ``torch_frame`` ("torch/_inductor/lowering.py:make_fallback", function, not
-    line) describe a compile error or crash. Times are in seconds.
+    called at least twice). For a divergence (or flaky), ``aspect`` is what
+    differed and ``call`` the label of the first call where it did;
+    ``error_type`` and ``torch_frame``
+    ("torch/_inductor/lowering.py:make_fallback", function, not line) describe
+    a compile error or crash, ``phase`` where in the run a crash, timeout or
+    CUDA fault happened. ``threads`` is K for the free-threaded concurrency
+    run (harness.threads), 0 for the ordinary one. Times are in seconds.
     """
 
     program_id: str
@@ -105,7 +164,7 @@ class Outcome:
     device: str = "cpu"
     fullgraph: bool = False
     verdict: Verdict = Verdict.MATCH
-    aspect: str = ""
+    aspect: Aspect | None = None
     call: str = ""
     error_type: str = ""
     error_message: str = ""
@@ -123,17 +182,48 @@ class Outcome:
     # Threads that called the compiled function at once (harness.threads,
     # free-threaded builds); 0 for the ordinary single-threaded run.
     threads: int = 0
+    phase: Phase | None = None
+
+    def __post_init__(self) -> None:
+        """Accept the enums' values as strings ("" for none). Raises ValueError
+        for a value that is not one."""
+        self.verdict = Verdict(self.verdict)
+        self.aspect = Aspect(self.aspect) if self.aspect else None
+        self.phase = Phase(self.phase) if self.phase else None
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["verdict"] = self.verdict.value
+        data["aspect"] = self.aspect.value if self.aspect else None
+        data["phase"] = self.phase.value if self.phase else None
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Outcome:
+        """The Outcome of ``to_json``'s dict, also of one written before
+        ``phase`` existed (``aspect`` held the phase of a crash, and a threaded
+        run's ``aspect`` and ``error_type`` started with "threads:"), so old
+        campaign databases read the same. Raises ValueError or TypeError for
+        a dict that is neither."""
         data = dict(data)
-        data["verdict"] = Verdict(data["verdict"])
+        if "phase" not in data:
+            _read_old_fields(data)
         data["eager"] = [CallResult(**c) for c in data.get("eager", [])]
         data["compiled"] = [CallResult(**c) for c in data.get("compiled", [])]
         data["graph_breaks"] = [GraphBreak(**g) for g in data.get("graph_breaks", [])]
         return cls(**data)
+
+
+def _read_old_fields(data: dict[str, Any]) -> None:
+    """Move what an old row's ``aspect`` and ``error_type`` strings held into
+    the fields that hold it now (in place)."""
+    aspect = data.get("aspect") or ""
+    threaded = aspect.startswith(THREADS_PREFIX) or str(data.get("error_type", "")).startswith(THREADS_PREFIX)
+    if threaded:  # always came with threads = K (one commit added both)
+        aspect = aspect.removeprefix(THREADS_PREFIX)
+        data["error_type"] = str(data.get("error_type", "")).removeprefix(THREADS_PREFIX)
+    phases = {p.value for p in Phase}
+    if aspect in phases:  # a crash's or a fault's phase; "threads:eager" marked a flaky threaded run
+        data["aspect"], data["phase"] = None, aspect
+    else:
+        data["aspect"] = aspect or None

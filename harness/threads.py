@@ -13,29 +13,32 @@ tests that. ``run_threaded`` makes, for one program and backend:
             ``torch.compile``'d function (so they compile it concurrently),
             then ``ROUNDS - 1`` more rounds on the cached code.
 
-Every compiled call is compared with the reference (return value, exception
-type, mutated arguments; stdout is not compared: threads share it). The
-Outcome has ``threads = K`` and is recorded apart from the single-threaded
-one; its ``aspect`` ("threads:value", ...) and ``error_type``
-("threads:BackendCompilerFailed(...)") start with "threads:" so its findings
-are buckets of their own. Inputs are made before the threads start, one
-``torch.manual_seed(0)`` set each, since the RNG is process-wide.
+Every compiled call is compared with the reference by harness.execute's
+``call_difference`` in ``ASPECTS`` (exception type, return value, mutated
+arguments; stdout is not compared: threads share it), and an error of
+torch's own is told from the program's by execute's ``is_compile_error``, as
+in the single-threaded run. Programs are loaded, their inputs made and their
+output captured by execute's code too. The Outcome has ``threads = K`` and
+is recorded apart from the single-threaded one; its findings are buckets of
+their own (fuzz.triage.signature starts their detail with "threads:").
+Inputs are made before the threads start, the RNGs seeded before each
+(harness.plan.seed_rngs), since the RNG is process-wide.
 """
 
 from __future__ import annotations
 
-import io
 import logging
 import os
-import random
 import sys
 import threading
 import time
+import types
 from typing import Any
 
-from harness import compare
+from harness import compare, execute
 from harness.backends import resolve_backend
-from harness.outcome import CallResult, Outcome, Verdict
+from harness.outcome import Aspect, CallResult, Outcome, Phase, Verdict
+from harness.plan import seed_rngs
 from harness.program import Program, ProgramError
 
 log = logging.getLogger(__name__)
@@ -45,91 +48,66 @@ ROUNDS = 2
 # Seconds the threads of one round may take before the run counts as hung;
 # the host's own timeout then records it.
 ROUND_TIMEOUT_S = 600.0
-PREFIX = "threads:"
+# What each threaded call is compared in (execute.call_difference). Not
+# stdout: all threads print to one stream. Exception messages and torch's
+# global state are left out as this run always has (grad mode is per thread).
+ASPECTS = (Aspect.EXCEPTION, Aspect.VALUE, Aspect.MUTATION)
 
 
-class _SharedStdout(io.StringIO):
-    def close(self) -> None:
-        pass
-
-
-class _Result:
-    __slots__ = ("value", "args_after", "exc", "elapsed_s")
-
-    def __init__(self) -> None:
-        self.value: Any = None
-        self.args_after: Any = None
-        self.exc: BaseException | None = None
-        self.elapsed_s = 0.0
-
-
-def _make_inputs(module: Any, program: Program) -> tuple:
-    import torch
-
-    torch.manual_seed(0)
-    random.seed(0)
-    try:
-        args = getattr(module, program.inputs)()
-    except Exception as e:
-        raise ProgramError(f"inputs() raised {type(e).__name__}: {e}") from None
+def _inputs(module: types.ModuleType, program: Program) -> tuple:
+    """One argument tuple from the program's ``inputs()``, the RNGs seeded
+    first. Raises ProgramError if ``inputs()`` raises."""
+    seed_rngs()
+    args = execute._make_inputs(module, program)
     return args if isinstance(args, tuple) else (args,)
 
 
-def _call(fn: Any, args: tuple) -> _Result:
-    result = _Result()
+def _call(fn: Any, args: tuple, label: str) -> execute._Call:
+    """Call ``fn(*args)`` on this thread and observe it as harness.execute
+    observes a call (return value drained and snapshotted, exception type
+    and normalised message, arguments after the call; stdout is shared)."""
+    call = execute._Call(CallResult(label=label))
     start = time.perf_counter()
     try:
-        result.value = compare.snapshot(compare.drain(fn(*args)))
+        call.value = compare.snapshot(compare.drain(fn(*args)))
+        call.result.value = compare.describe(call.value)
     except Exception as e:  # the program's failure is data
-        result.exc = e
-    result.elapsed_s = time.perf_counter() - start
-    result.args_after = compare.snapshot(args)
-    return result
+        call.exc = e
+        call.result.exc_type = execute.qualified_name(type(e))
+        call.result.exc_message = compare.normalise_message(str(e))
+    call.result.elapsed_s = time.perf_counter() - start
+    call.args_after = compare.snapshot(args)
+    return call
 
 
-def _round(fn: Any, arg_sets: list[tuple]) -> list[_Result]:
+def _round(fn: Any, arg_sets: list[tuple], label: str) -> list[execute._Call]:
     """Call ``fn`` once per argument set, each from its own thread, all
-    released at once."""
+    released at once; the calls are labelled "<label>/thread<i>". Raises
+    TimeoutError if they do not finish within ROUND_TIMEOUT_S seconds."""
     barrier = threading.Barrier(len(arg_sets))
-    results: list[_Result | None] = [None] * len(arg_sets)
+    calls: list[execute._Call | None] = [None] * len(arg_sets)
 
     def work(i: int) -> None:
         barrier.wait()
-        results[i] = _call(fn, arg_sets[i])
+        calls[i] = _call(fn, arg_sets[i], f"{label}/thread{i}")
 
     workers = [threading.Thread(target=work, args=(i,), name=f"tcfuzz-thread-{i}") for i in range(len(arg_sets))]
     for t in workers:
         t.start()
     for t in workers:
         t.join(ROUND_TIMEOUT_S)
-    if any(r is None for r in results):
+    if any(c is None for c in calls):
         raise TimeoutError(f"threads of a round did not finish within {ROUND_TIMEOUT_S} s")
-    return results  # type: ignore[return-value]
+    return calls  # type: ignore[return-value]
 
 
-def _difference(ref: _Result, res: _Result) -> str:
-    if (ref.exc is None) != (res.exc is None) or (ref.exc is not None and type(ref.exc) is not type(res.exc)):
-        return "exception"
-    if ref.exc is None and not compare.values_match(ref.value, res.value):
-        return "value"
-    if not compare.values_match(ref.args_after, res.args_after):
-        return "mutation"
-    return ""
-
-
-def _call_result(r: _Result, label: str) -> CallResult:
-    from harness.execute import qualified_name
-
-    out = CallResult()
-    if hasattr(out, "label"):
-        out.label = label
-    out.elapsed_s = r.elapsed_s
-    if r.exc is not None:
-        out.exc_type = qualified_name(type(r.exc))
-        out.exc_message = compare.normalise_text(str(r.exc).split("\n", 1)[0])[:300]
-    else:
-        out.value = compare.describe(r.value)
-    return out
+def _first_difference(ref: execute._Call, calls: list[execute._Call]) -> tuple[Aspect, execute._Call] | None:
+    """(aspect, call) of the first of ``calls`` that differs from ``ref`` in ASPECTS, or None."""
+    for call in calls:
+        aspect = execute.call_difference(ref, call, aspects=ASPECTS)
+        if aspect is not None:
+            return aspect, call
+    return None
 
 
 def run_threaded(program: Program, backend: str, *, threads: int, interpreter: str, device: str = "cpu",
@@ -141,8 +119,6 @@ def run_threaded(program: Program, backend: str, *, threads: int, interpreter: s
     import torch
     import torch._dynamo
 
-    from harness import execute
-
     if threads < 2:
         raise ValueError(f"Expected at least 2 threads but got threads={threads}")
     outcome = Outcome(program_id=program.program_id, interpreter=interpreter, backend=backend, device=device,
@@ -150,36 +126,35 @@ def run_threaded(program: Program, backend: str, *, threads: int, interpreter: s
     backend_fn = resolve_backend(backend)
     path = os.path.join(workdir, f"prog_{program.program_id}.py")
     started = time.perf_counter()
-    if hasattr(execute, "deterministic_settings"):
-        execute.deterministic_settings()
+    execute.deterministic_settings()
     torch._dynamo.reset()
     saved_stdout = sys.stdout
-    sys.stdout = _SharedStdout()  # one for all threads: redirect_stdout is not per thread
+    sys.stdout = execute._Capture()  # one for all threads: redirect_stdout is not per thread
     try:
-        log.info("phase eager %s %s threads=%d", program.program_id, backend, threads)
+        log.info("phase %s %s %s threads=%d", Phase.EAGER, program.program_id, backend, threads)
         mod_ref = execute.load_module(program, path)
-        ref = _call(getattr(mod_ref, program.entry), _make_inputs(mod_ref, program))
-        outcome.eager = [_call_result(ref, "reference")]
-        outcome.eager_s = ref.elapsed_s
+        ref = _call(getattr(mod_ref, program.entry), _inputs(mod_ref, program), "reference")
+        outcome.eager = [ref.result]
+        outcome.eager_s = ref.result.elapsed_s
 
         mod_e = execute.load_module(program, path)
         for r in range(ROUNDS):
-            eager_k = _round(getattr(mod_e, program.entry), [_make_inputs(mod_e, program) for _ in range(threads)])
-            if any(_difference(ref, res) for res in eager_k):
-                outcome.verdict = Verdict.FLAKY
-                outcome.aspect = PREFIX + "eager"
+            eager_k = _round(getattr(mod_e, program.entry), [_inputs(mod_e, program) for _ in range(threads)],
+                             f"eager{r}")
+            flaky = _first_difference(ref, eager_k)
+            if flaky is not None:  # the program itself is not thread-safe
+                outcome.verdict, outcome.aspect, outcome.phase = Verdict.FLAKY, flaky[0], Phase.EAGER
                 return outcome
 
-        log.info("phase compiled %s %s threads=%d", program.program_id, backend, threads)
+        log.info("phase %s %s %s threads=%d", Phase.COMPILED, program.program_id, backend, threads)
         mod_c = execute.load_module(program, path)
         torch._dynamo.reset()
         compiled_fn = torch.compile(getattr(mod_c, program.entry), backend=backend_fn, fullgraph=fullgraph)
-        results: list[tuple[str, _Result]] = []
+        calls: list[execute._Call] = []
         for r in range(ROUNDS):
-            arg_sets = [_make_inputs(mod_c, program) for _ in range(threads)]
-            results += [(f"round{r}/thread{i}", res) for i, res in enumerate(_round(compiled_fn, arg_sets))]
-        outcome.compiled = [_call_result(res, label) for label, res in results]
-        outcome.compile_s = max(res.elapsed_s for label, res in results if label.startswith("round0/"))
+            calls += _round(compiled_fn, [_inputs(mod_c, program) for _ in range(threads)], f"round{r}")
+        outcome.compiled = [c.result for c in calls]
+        outcome.compile_s = max(c.result.elapsed_s for c in calls if c.result.label.startswith("round0/"))
     except ProgramError as e:
         outcome.verdict = Verdict.INVALID
         outcome.detail = str(e)
@@ -191,23 +166,13 @@ def run_threaded(program: Program, backend: str, *, threads: int, interpreter: s
             del sys.modules[name]
         torch._dynamo.reset()
 
-    for label, res in results:
-        if res.exc is not None and execute.is_torch_error(res.exc) and (
-                ref.exc is None or type(ref.exc) is not type(res.exc)):
-            outcome.verdict = Verdict.COMPILE_ERROR
-            outcome.error_type = PREFIX + execute.root_error_type(res.exc)
-            outcome.error_message = compare.normalise_text(str(res.exc).split("\n", 1)[0])[:300]
-            outcome.torch_frame = execute.innermost_torch_frame(res.exc)
-            outcome.detail = label
-            return outcome
-    for label, res in results:
-        aspect = _difference(ref, res)
-        if aspect:
-            outcome.verdict = Verdict.DIVERGENCE
-            outcome.aspect = PREFIX + aspect
-            outcome.detail = label
-            if aspect == "exception":
-                outcome.error_type = (f"{PREFIX}{_call_result(ref, '').exc_type or 'None'}->"
-                                      f"{_call_result(res, '').exc_type or 'None'}")
-            return outcome
+    for call in calls:
+        if execute.is_compile_error(ref, call):
+            return execute.record_compile_error(outcome, call)
+    diverged = _first_difference(ref, calls)
+    if diverged is not None:
+        aspect, call = diverged
+        outcome.verdict, outcome.aspect, outcome.call = Verdict.DIVERGENCE, aspect, call.result.label
+        if aspect is Aspect.EXCEPTION:
+            outcome.error_type = f"{ref.result.exc_type or 'None'}->{call.result.exc_type or 'None'}"
     return outcome

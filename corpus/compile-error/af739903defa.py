@@ -26,6 +26,7 @@ def inputs():
 
 
 BACKEND = "eager"
+FULLGRAPH = False
 
 
 if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they differ
@@ -34,6 +35,6 @@ if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they d
     def run(fn):
         try: return [fn(*inputs()) for _ in range(2)]
         except Exception as e: return f"raised {type(e).__name__}: {e}"
-    eager, compiled = run(f), run(torch.compile(f, backend=BACKEND))
+    eager, compiled = run(f), run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
     print(f"eager:    {eager}\ncompiled: {compiled}")
     sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)

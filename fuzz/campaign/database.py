@@ -72,8 +72,9 @@ class CampaignDB:
             for o in outcomes:
                 self.conn.execute(
                     "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (o.program_id, o.interpreter, o.backend, o.threads, o.verdict.value, o.aspect, o.error_type,
-                     o.torch_frame, o.graph_count, len(o.graph_breaks), o.elapsed_s, json.dumps(o.to_json())),
+                    (o.program_id, o.interpreter, o.backend, o.threads, o.verdict.value,
+                     o.aspect.value if o.aspect else "", o.error_type, o.torch_frame, o.graph_count,
+                     len(o.graph_breaks), o.elapsed_s, json.dumps(o.to_json())),
                 )
             self.conn.execute("UPDATE programs SET done = 1 WHERE seq = ?", (seq,))
 

@@ -8,6 +8,8 @@ accepted as well, for machines where the envs cannot be made.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -26,6 +28,8 @@ CUDA_PROBE_TIMEOUT_S = 90.0
 DEFAULT_PYTHONS: tuple[str, ...] = ("3.11", "3.12", "3.13", "3.13t")
 NAME = re.compile(r"^3\.(\d+)(t?)$")
 ROOT = Path(__file__).resolve().parents[2]
+# Seconds an interpreter may take to import torch._dynamo and list its backends.
+BACKENDS_PROBE_TIMEOUT_S = 120.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +80,7 @@ def resolve(spec: str) -> Interpreter:
     Raises UsageError for a malformed name and HarnessError, naming the command
     that fixes it, when the env is missing.
     """
-    if os.sep in spec or spec.startswith("python"):
+    if _is_path(spec):
         found = shutil.which(spec) if os.sep not in spec else None
         path = Path(found or spec).expanduser().absolute()  # workers start in their log folder
         if not path.exists():
@@ -84,8 +88,7 @@ def resolve(spec: str) -> Interpreter:
         name = probe_name(path)
         extra = (("PYTHON_GIL", "0"),) if name.endswith("t") else ()
         return Interpreter(name=name, python=path, env=extra)
-    if not NAME.match(spec):
-        raise UsageError(f"Expected an interpreter like 3.11, 3.12, 3.13, 3.13t or a path but got --python {spec}")
+    check_spec(spec)
     python = env_dir(spec) / "bin" / "python"
     if not python.exists():
         env = "py" + spec.replace(".", "")
@@ -99,10 +102,33 @@ def resolve(spec: str) -> Interpreter:
     return Interpreter(name=spec, python=python, env=extra)
 
 
+def _is_path(spec: str) -> bool:
+    """Does ``spec`` name a python executable (a path, or ``python3.12`` on PATH)?"""
+    return os.sep in spec or spec.startswith("python")
+
+
+def check_spec(spec: str) -> None:
+    """Raise UsageError unless ``spec`` is an interpreter name ("3.11" ...
+    "3.13t") or a path; looks at no env (``resolve`` does)."""
+    if not _is_path(spec) and not NAME.match(spec):
+        raise UsageError(f"Expected an interpreter like 3.11, 3.12, 3.13, 3.13t or a path but got --python {spec}")
+
+
+def parse_specs(value: str | None) -> list[str]:
+    """The specs of a comma-separated ``--python`` value ("all" or None: the
+    default four), each checked by ``check_spec`` (UsageError) before any env
+    is looked at."""
+    specs = list(DEFAULT_PYTHONS) if value in (None, "", "all") else [v.strip() for v in value.split(",") if v.strip()]
+    for spec in specs:
+        check_spec(spec)
+    return specs
+
+
 def parse_list(value: str | None) -> list[Interpreter]:
-    """Resolve a comma-separated ``--python`` value ("all" or None: the default four)."""
-    names = list(DEFAULT_PYTHONS) if value in (None, "", "all") else [v.strip() for v in value.split(",") if v.strip()]
-    return [resolve(n) for n in names]
+    """Resolve a comma-separated ``--python`` value ("all" or None: the default
+    four). Raises UsageError for a malformed spec (any of them, before an env
+    is looked at) and HarnessError for a missing env (``resolve``)."""
+    return [resolve(n) for n in parse_specs(value)]
 
 
 _PROBE_NAME = """
@@ -167,3 +193,48 @@ def for_device(interpreters: Iterable[Interpreter], device: str) -> list[Interpr
         return list(interpreters)
     extra = (("TCFUZZ_DEVICE", device), ("CUDA_LAUNCH_BLOCKING", "1"))
     return [dataclasses.replace(i, env=i.env + tuple(kv for kv in extra if kv not in i.env)) for i in interpreters]
+
+
+_PROBE_BACKENDS = """
+import json, torch._dynamo
+print(json.dumps(sorted(torch._dynamo.list_backends(exclude_tags=()))))
+"""
+
+
+def registered_backends() -> frozenset[str] | None:
+    """The backend names the first worker env's torch registers
+    (``torch._dynamo.list_backends(exclude_tags=())``, third-party ones
+    included), or None when no worker env exists yet.
+
+    Asked of the env once per installed torch and cached in
+    ``$TCFUZZ_CACHE/backends/`` (the host never imports torch; the probe
+    takes a few seconds). Raises HarnessError if the env's torch cannot list
+    them.
+    """
+    env = next((env_dir(name) for name in DEFAULT_PYTHONS if (env_dir(name) / "bin" / "python").exists()), None)
+    if env is None:
+        return None
+    python = env / "bin" / "python"
+    version_files = sorted(env.glob("lib/python3*/site-packages/torch/version.py"))
+    stamp = "|".join([str(python)] + [f"{f}:{f.stat().st_mtime_ns}" for f in version_files])
+    cache = Path(os.environ.get("TCFUZZ_CACHE", Path.home() / ".cache" / "tcfuzz")) / "backends"
+    path = cache / (hashlib.sha256(stamp.encode()).hexdigest()[:16] + ".json")
+    try:
+        return frozenset(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        pass
+    try:
+        proc = subprocess.run([str(python), "-c", _PROBE_BACKENDS], capture_output=True, text=True,
+                              timeout=BACKENDS_PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL,
+                              env=Interpreter(env.name, python).environ())
+        names = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        names = None
+    if not isinstance(names, list):
+        raise HarnessError(f"{python} could not list torch's backends: run {python} -c "
+                           f"'import torch._dynamo' to see why, or rerun scripts/provision.sh")
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(names))
+    os.replace(tmp, path)
+    return frozenset(names)

@@ -10,7 +10,7 @@ Merging is deterministic: the shard folders are read in sorted order and
 - runs are united by (program, interpreter, backend, threads); where two
   shards ran the same cell, the first folder's run is kept;
 - buckets are recomputed from the united runs, program by program, exactly as
-  a campaign's ``_classify`` counts them (``fuzz.signature.findings``; flaky
+  a campaign's ``_classify`` counts them (``fuzz.triage.signature.findings``; flaky
   programs skipped). So merging the shards of a seed range gives the same
   buckets as one run over it, and a finding seen on 3.11 in one shard and on
   3.13 in another gets the interpreter set {3.11, 3.13} that one run over both
@@ -20,7 +20,7 @@ Merging is deterministic: the shard folders are read in sorted order and
   kind, stage and detail (shortest text first, then by text);
 - case files are copied into ``OUT/corpus/<kind>/``.
 
-Then the reports are written with ``fuzz.campaign.build_summary`` and
+Then the reports are written with ``fuzz.report.summary.build_summary`` and
 ``write_reports``.
 """
 
@@ -38,6 +38,7 @@ from harness.outcome import Outcome, Verdict
 from harness.program import Program
 from fuzz.campaign.database import CampaignDB
 from fuzz.errors import UsageError
+from fuzz.report.summary import build_summary, write_reports
 from fuzz.triage.signature import findings, interpreter_order
 
 log = logging.getLogger(__name__)
@@ -71,11 +72,9 @@ def _case_file(shard_dir: Path, case_path: str) -> Path | None:
 
 def merge(dirs: list[Path], out_dir: Path, *, name: str | None = None) -> dict[str, Any]:
     """Merge shard folders into ``out_dir`` and write its reports; returns the
-    summary (see DESIGN.md). Raises UsageError for a folder without a
+    summary (docs/design.md, "Files"). Raises UsageError for a folder without a
     campaign database, or an output folder that already holds a campaign
     that was not made by ``merge``."""
-    from fuzz.campaign.loop import build_summary, write_reports
-
     if not dirs:
         raise UsageError("Expected at least one shard folder: tcfuzz merge DIR... -o OUT")
     shards = _open_shards(dirs, out_dir)

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import protocol
-from harness.outcome import InterpreterInfo, Outcome, Verdict
+from harness.outcome import InterpreterInfo, Outcome, Phase, Verdict
 from harness.program import Program
 from fuzz.errors import HarnessError
 from fuzz.campaign.interpreters import Interpreter
@@ -74,6 +74,8 @@ FATAL_ERRORS = {"Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Bus erro
                 "Floating-point exception": "SIGFPE", "Illegal instruction": "SIGILL"}
 FATAL = re.compile(r"Fatal Python error: (?P<what>[^\n]+)")
 FAULT_FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line \d+ in (?P<func>\S+)', re.M)
+# The line harness.execute and harness.threads log as each run of a program starts.
+PHASE_LOG = re.compile(r"\[worker\] phase (?P<phase>" + "|".join(re.escape(p.value) for p in Phase) + r")\b")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -280,10 +282,8 @@ class Worker:
             outcome.error_type = (signal.Signals(-returncode).name if returncode < 0 and -returncode in signal.valid_signals()
                                   else EXIT_NAMES.get(returncode, f"exit {returncode}"))
             outcome.torch_frame = crash_frame(stderr_text)
-        if task.threads:  # a bucket of its own (harness.threads)
-            outcome.error_type = "threads:" + outcome.error_type
-        phases = re.findall(r"\[worker\] phase (\w+)", stderr_text)
-        outcome.aspect = phases[-1] if phases else ""
+        phases = PHASE_LOG.findall(stderr_text)
+        outcome.phase = Phase(phases[-1]) if phases else None
         outcome.detail = stderr_text[-CRASH_LOG_CHARS:]
         log.info("%s worker %s on %s: %s", self.interpreter.name, outcome.verdict.value, task.program.program_id, outcome.error_type)
         self.proc = None

@@ -1,10 +1,13 @@
 """The text of a corpus case: one PEP 723 script, ``corpus/<kind>/<id>.py``.
 
 A case is the program (``f``, ``inputs``, helpers), the definition of a planted
-backend where one was used, and a short ``__main__`` block that runs eager and
+backend where one was used, and a ``__main__`` block that runs eager and
 compiled with nothing but torch, prints both and exits 1 while the bug is
-there. Its ``[tool.tcfuzz]`` table holds the signature and provenance; the
-harness loads the same file as a ``Program``. ``fuzz.corpus.store`` reads and
+there. A divergence's block makes the harness's calls with the harness's own
+code: the source of harness/plan.py is embedded in it, so re-render the corpus
+(``rerender``) whenever that module changes (tests/unit/test_corpus.py fails
+until then). Its ``[tool.tcfuzz]`` table holds the signature and provenance;
+the harness loads the same file as a ``Program``. ``fuzz.corpus.store`` reads and
 writes cases; docs/design.md gives the format.
 """
 
@@ -12,10 +15,12 @@ from __future__ import annotations
 
 import ast
 import datetime
+import inspect
 import json
+import textwrap
 from typing import Any
 
-from harness import casefile
+from harness import casefile, plan as call_plan
 from harness.backends import PLANTED_BACKENDS
 from harness.program import Program, read_pep723
 from fuzz.triage.signature import GRAPH_BREAK, GRAPH_BREAK_REGRESSION, Signature
@@ -25,7 +30,10 @@ from fuzz.triage.signature import GRAPH_BREAK, GRAPH_BREAK_REGRESSION, Signature
 # the hangs it files do not return at all.
 HANG_S = 60.0
 # Module-level names a case's runner reads; not part of the program.
-RUNNER_SETTINGS = ("BACKEND", "FULLGRAPH", "GB_TYPE", "CALLS", "HANG_S")
+RUNNER_SETTINGS = ("BACKEND", "FULLGRAPH", "GB_TYPE", "LAST_CALL", "HANG_S")
+# The divergence runner's list of calls in cases rendered before LAST_CALL:
+# not part of their program either (``rerender`` replaces it).
+_OLD_RUNNER_SETTINGS = ("CALLS",)
 
 _RUNNER_VALUE = '''\
 if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they differ
@@ -39,62 +47,44 @@ if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they d
     sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)
 '''
 
-_RUNNER_EFFECTS = '''\
-if __name__ == "__main__":  # eager vs compiled: values, printed text, arguments after the call
-    import contextlib, io, sys
-    from torch._dynamo.utils import same
-    def run(fn):
-        out = []
-        for _ in range(2):
-            args, buf = inputs(), io.StringIO()
-            try:
-                with contextlib.redirect_stdout(buf): value = fn(*args)
-            except Exception as e: value = f"raised {type(e).__name__}"
-            out.append([value, list(args), buf.getvalue()])
-        return out
-    eager, compiled = run(f), run(torch.compile(f, backend=BACKEND))
-    print(f"eager:    {eager}\\ncompiled: {compiled}")
-    sys.exit(0 if same(eager, compiled, equal_nan=True) else 1)
-'''
-
-# A divergence's runner follows harness.execute's call plan: each run in a
-# fresh copy of the module; calls "fresh" and "cached", then, where the
-# signature names a later call, "guard" (scalar globals and class attributes
-# mutated) and "shape" (the largest dimension grown by one); after each call
-# the value, printed text, arguments and grad mode are compared, after the
-# last call the module's data globals and its classes' public attributes
-# (objects of its classes as their attributes), as harness.execute does.
+# A divergence's runner makes harness.execute's calls: the plan's code
+# (harness/plan.py) is embedded where the marker line is, as it is. Each run
+# loads a fresh copy of the module without the runner's settings, as the
+# harness loads the program; the eager run decides the plan (up to LAST_CALL)
+# and the compiled run makes the same calls. After each call the value,
+# printed text, arguments and grad mode are compared, after the last call the
+# module's data globals and its classes' public attributes (objects of its
+# classes as their attributes), as harness.execute does.
+_PLAN_MARKER = "    # <harness/plan.py>\n"
 _RUNNER_PLAN = '''\
 if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this module; exit 1 while they differ
-    import contextlib, io, re, runpy, sys
+    # The harness's call plan: tcfuzz's harness/plan.py but for its docstring, so that
+    # this case makes the calls the harness made.
+    # <harness/plan.py>
+    # The runs.
+    import contextlib, io, re, sys, types
+    SETTINGS = RUNNER_SETTINGS  # names the copies drop
     from torch._dynamo.utils import same
-    def attributes(ns):
-        owners = [ns] + [v for v in ns.values() if isinstance(v, type) and v.__module__ == "case"]
-        return [(o, k, v) for o in owners for k, v in list(o.items() if o is ns else vars(o).items())
-                if not k.startswith("_") and k not in ("BACKEND", "FULLGRAPH", "CALLS")
-                and not callable(v) and not isinstance(v, (type(sys), property, classmethod, staticmethod))]
-    def scalars(ns):
-        return [(o, k) for o, k, v in attributes(ns) if isinstance(v, (bool, int, float))]
-    def state(ns):  # after the calls
-        return [[k, dict(vars(v)) if type(v).__module__ == "case" else v] for _, k, v in attributes(ns)]
-    def grow(args):
-        n = max([s for a in args if isinstance(a, torch.Tensor) for s in a.shape if s >= 2], default=0)
-        def g(t):
-            for d, s in enumerate(t.shape if isinstance(t, torch.Tensor) else ()):
-                if n and s == n: t = torch.cat([t.detach(), t.detach().narrow(d, s - 1, 1)], d).requires_grad_(t.requires_grad)
-            return t
-        return tuple(g(a) for a in args)
-    def run(compiled):
-        ns = runpy.run_path(__file__, run_name="case")
-        fn, out = torch.compile(ns["f"], backend=BACKEND, fullgraph=FULLGRAPH) if compiled else ns["f"], []
-        for call in CALLS:
-            for o, k in scalars(ns) if call == "guard" else []:
-                v = o[k] if o is ns else getattr(o, k)
-                v = (not v) if isinstance(v, bool) else v + (1 if isinstance(v, int) else 0.5)
-                o.__setitem__(k, v) if o is ns else setattr(o, k, v)
-            torch.manual_seed(0)
-            args = ns["inputs"]()
-            args = grow(args if isinstance(args, tuple) else (args,)) if call == "shape" else args
+    def load():  # a fresh copy of this module without the runner's settings: the program as the harness ran it
+        module = types.ModuleType("case")
+        module.__file__ = __file__
+        sys.modules["case"] = module
+        with open(__file__) as fh:
+            exec(compile(fh.read(), __file__, "exec"), vars(module))
+        for name in SETTINGS:
+            vars(module).pop(name, None)
+        return module
+    def attributes(module):
+        owners = [module] + [v for v in vars(module).values() if is_program_class(v, module)]
+        return [(o, k, v) for o in owners for k, v in list(vars(o).items()) if not k.startswith("_")
+                and not callable(v) and not isinstance(v, (types.ModuleType, property, classmethod, staticmethod))]
+    def state(module):  # after the calls
+        return [[k, dict(vars(v)) if type(v).__module__ == "case" else v] for _, k, v in attributes(module)]
+    def run(compiled, calls=None):
+        module = load()
+        fn = torch.compile(module.f, backend=BACKEND, fullgraph=FULLGRAPH) if compiled else module.f
+        plan, out = CallPlan(module, module.inputs, calls, last=LAST_CALL), []
+        for call, args in plan:
             buf = io.StringIO()
             try:
                 with contextlib.redirect_stdout(buf):
@@ -102,14 +92,27 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
                     value = list(value) if hasattr(value, "__next__") else value  # a generator runs when drained
             except Exception as e: value = f"raised {type(e).__name__}: " + re.sub(r" at 0x\\w+", "", str(e).split(chr(10))[0])
             out.append([value, list(args), buf.getvalue(), torch.is_grad_enabled()])
-            torch.set_grad_enabled(True)
-        return out + [state(ns)]
-    eager, compiled = run(False), run(True)
-    print(f"eager:    {eager}\\ncompiled: {compiled}")
+        return plan.calls, out + [state(module)]
+    calls, eager = run(False)
+    compiled = run(True, calls)[1]
+    print(f"calls:    {', '.join(calls)}\\neager:    {eager}\\ncompiled: {compiled}")
     try: ok = same(eager, compiled, equal_nan=True)
     except Exception: ok = repr(eager) == repr(compiled)  # a value same() does not know
     sys.exit(0 if ok else 1)
 '''
+
+
+def _plan_runner() -> str:
+    """The divergence runner with harness/plan.py's source in it, but for its
+    module docstring (indented into the ``__main__`` block: its only other
+    multi-line strings are docstrings), and the names of the runner's
+    settings, which each run's copy of the module drops."""
+    source = inspect.getsource(call_plan)
+    docstring = ast.parse(source).body[0]
+    code = source.splitlines(keepends=True)[docstring.end_lineno:]
+    runner = _RUNNER_PLAN.replace(_PLAN_MARKER, textwrap.indent("".join(code).strip("\n") + "\n", "    "))
+    return runner.replace("SETTINGS = RUNNER_SETTINGS", f"SETTINGS = {RUNNER_SETTINGS!r}")
+
 
 # A hang's runner: a timer thread ends the process with exit 1 (after
 # printing every thread's stack) when the compiled calls have not returned
@@ -188,7 +191,7 @@ def program_body(source: str) -> str:
         main = isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
         planted = isinstance(node, ast.FunctionDef) and node.name in PLANTED_BACKENDS
         setting = isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id in RUNNER_SETTINGS for t in node.targets)
+            isinstance(t, ast.Name) and t.id in RUNNER_SETTINGS + _OLD_RUNNER_SETTINGS for t in node.targets)
         if main or planted or setting:
             drop.update(range(node.lineno - 1, node.end_lineno or node.lineno))
     kept = "".join(line for i, line in enumerate(lines) if i not in drop).strip("\n")
@@ -204,14 +207,17 @@ def _toml(value: Any) -> str:
     return json.dumps(value)  # JSON strings and arrays of strings are valid TOML
 
 
-def render_case(program: Program, signature: Signature, *, backend: str, torch_version: str = "2.12.0",
+def render_case(program: Program, signature: Signature, *, backend: str, torch_version: str = casefile.DEFAULT_TORCH,
                 device: str = "cpu", meta: dict[str, Any] | None = None, fullgraph: bool = False) -> str:
     """The text of a standalone corpus case for ``program`` showing ``signature``.
 
-    Its ``__main__`` block compares what the signature's detail names: return
-    values and exceptions, plus printed text and arguments after the call for
-    "stdout", "mutation" and "globals" divergences; for a graph break, whether
-    Dynamo still reports that ``gb_type``. A case found on ``device`` "cuda"
+    Its ``__main__`` block compares, for a divergence, harness.plan's calls up
+    to the one the signature names (``divergence_last_call``): return values
+    and exceptions, printed text, arguments after each call and grad mode,
+    then module globals and class attributes; for a timeout, whether the
+    compiled calls return within ``HANG_S`` seconds; for a graph break,
+    whether Dynamo still reports that ``gb_type``; otherwise the return values
+    or exceptions of two calls. A case found on ``device`` "cuda"
     says so in its table and its ``__main__`` moves the inputs there first.
     """
     today = datetime.date.today().isoformat()
@@ -243,7 +249,9 @@ def render_case(program: Program, signature: Signature, *, backend: str, torch_v
             parts.append(f"BACKEND = {_toml(backend)}")
         parts[-1] += f"\nFULLGRAPH = {fullgraph}"
         if signature.kind == "divergence":
-            parts.append(f"CALLS = {_toml(list(divergence_calls(program, signature)))}\n\n{_RUNNER_PLAN}")
+            last = divergence_last_call(signature)
+            parts.append(f"LAST_CALL = {_toml(last) if last else None}  # the plan's calls are made up to this one"
+                         f" (None: all)\n\n{_plan_runner()}")
         elif signature.kind == "timeout":
             parts.append(f"HANG_S = {HANG_S:g}  # seconds the compiled calls may take before the case counts as hanging"
                          f"\n\n{_RUNNER_HANG}")
@@ -252,25 +260,29 @@ def render_case(program: Program, signature: Signature, *, backend: str, torch_v
     return "\n\n\n".join(p.strip("\n") for p in parts) + "\n"
 
 
-def divergence_calls(program: Program, signature: Signature) -> tuple[str, ...]:
-    """The calls a divergence's standalone runner makes: harness.execute's plan
-    ("fresh", "cached", then "guard" where the program has scalar globals or
-    class attributes, then "shape"), up to the call the signature names; all
-    of them for a divergence in module globals, which the harness compares
-    after its whole plan."""
+def divergence_last_call(signature: Signature) -> str | None:
+    """The last call of harness.plan's plan that a divergence's standalone
+    runner makes: the call the signature names ("@guard"), "cached" where it
+    names none (the first call, and the cached one after it), None (the whole
+    plan) for a divergence in module globals, which the harness compares after
+    its whole plan. Which calls the plan has (guard, shape) the runner decides
+    as the harness does, from the module and the first call's inputs."""
     detail = signature.cause[1]
-    last = detail.rsplit("@", 1)[1] if "@" in detail else "shape" if detail == "globals" else "cached"
-    calls = ["fresh", "cached"]
-    if last in ("guard", "shape"):
-        tree = ast.parse(program_body(program.source))  # not the runner settings of a rendered case
-        scalar = any(isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(getattr(n, "value", None), ast.Constant)
-                     and isinstance(n.value.value, (bool, int, float))
-                     for top in tree.body if isinstance(top, (ast.Assign, ast.AnnAssign, ast.ClassDef))
-                     for n in ([top] if not isinstance(top, ast.ClassDef) else top.body))
-        if scalar:
-            calls.append("guard")
-        if last == "shape":
-            calls.append("shape")
-    return tuple(calls)
+    if "@" in detail:
+        return detail.rsplit("@", 1)[1]
+    return None if detail == "globals" else call_plan.Call.CACHED.value
 
 
+def rerender(text: str) -> str:
+    """Case ``text`` as ``render_case`` writes it now: the same program,
+    signature, backend, device and settings, with today's runner, and its
+    ``[tool.tcfuzz]`` table kept as it is. Raises CaseFileError for a text
+    without a table, ValueError for a malformed signature."""
+    table = casefile.read_table(text)
+    if not table:
+        raise casefile.CaseFileError("not a corpus case: it has no [tool.tcfuzz] table")
+    signature = Signature.parse(str(table["signature"]))
+    fresh = render_case(Program(text), signature, backend=str(table["backend"]),
+                        torch_version=str(table.get("torch", casefile.DEFAULT_TORCH)),
+                        device=str(table.get("device", "cpu")), fullgraph=bool(table.get("fullgraph", False)))
+    return casefile.replace_table(fresh, table)

@@ -26,7 +26,7 @@ __all__ = ["JSON_KEYS", "measure", "render_table"]
 
 log = logging.getLogger(__name__)
 
-# Keys of each interpreter's entry in `tcfuzz coverage --json` (DESIGN/issue 3).
+# Keys of each interpreter's entry in `tcfuzz coverage --json` (docs/design.md, "Command line").
 JSON_KEYS = ("opcodes_seen", "dynamo_opcodes", "dynamo_opcode_coverage", "dynamo_line_coverage", "programs")
 # Wall-clock limit of one interpreter's probe, per program, in seconds (a
 # compile under backend="eager" takes 0.2-3 s on a loaded machine).

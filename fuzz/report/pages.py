@@ -1,7 +1,7 @@
 """Campaign reports: ``summary.json``, ``summary.md`` and ``index.html``.
 
-The campaign computes a summary dict (its shape is fixed by ``shared/DESIGN.md``,
-"summary.json"); this module only renders it. ``summary.md`` is sized for a
+``fuzz.report.summary`` computes a summary dict (its shape is fixed by
+docs/design.md, "Files"); this module only renders it. ``summary.md`` is sized for a
 GitHub Actions job summary; ``index.html`` is one self-contained page (inline
 CSS, no scripts, no external assets) that opens from disk. Unknown keys in the
 summary are ignored and missing ones render as empty, so an old or partial

@@ -2,7 +2,8 @@
 one interpreter's env and read what ``CompilerBisector`` blames.
 
 Only Inductor-only findings are bisected: where a lower rung of the backend
-ladder already shows the bug, the stage is known without it.
+ladder already shows the bug, the stage is known without it. What the
+bisector blames is recorded in a corpus case's table (``record_bisect``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from harness import casefile
 from harness.backends import ladder_rank
 from harness.outcome import Outcome
 from harness.program import Program
@@ -64,6 +66,18 @@ def bisect(program: Program, interpreter: Interpreter, *, device: str = "cpu",
         raise HarnessError(f"CompilerBisector failed on {interpreter.name} (exit {proc.returncode}): "
                            + " | ".join(tail))
     return json.loads(lines[-1])
+
+
+def record_bisect(path: Path, blamed: dict[str, Any]) -> None:
+    """Record what the bisector blamed (a ``bisect`` result plus its
+    ``interpreter``) in case ``path``'s ``bisect`` table, under the case's
+    lock; ``debug_info`` and empty fields are left out. Raises
+    casefile.CaseFileError for a file without a ``[tool.tcfuzz]`` block."""
+    with casefile.locked(path):
+        text = path.read_text()
+        table = casefile.read_table(text)
+        table["bisect"] = {k: v for k, v in blamed.items() if v is not None and k != "debug_info"}
+        casefile.atomic_write(path, casefile.replace_table(text, table))
 
 
 def describe(result: dict[str, Any]) -> str:

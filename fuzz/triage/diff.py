@@ -25,9 +25,9 @@ from typing import Any
 
 from harness.outcome import Outcome
 from fuzz.errors import UsageError
-from fuzz.triage.signature import ABSENT_ON, GRAPH_BREAK_REGRESSION, findings, interpreter_order
+from fuzz.triage.signature import ABSENT_ON, Kind, findings, interpreter_order
 
-Cause = tuple[str, str, str]  # (kind, stage, detail)
+Cause = tuple[str, str, str]  # (kind: a Kind's value, stage, detail)
 
 
 @dataclasses.dataclass
@@ -105,7 +105,7 @@ def version_specific_breaks(outcomes: list[Outcome]) -> dict[str, tuple[tuple[st
     result = {}
     for f in findings(outcomes):
         sig = f.signature
-        if sig.kind == GRAPH_BREAK_REGRESSION:
+        if sig.kind is Kind.GRAPH_BREAK_REGRESSION:
             absent = sig.detail.split(ABSENT_ON, 1)[1].rstrip("]").split(", ")
             result[sig.cause[1]] = (sig.interpreters, tuple(absent))
     return result

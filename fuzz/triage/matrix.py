@@ -24,7 +24,7 @@ from harness.backends import ladder_rank
 from harness.outcome import Outcome, Verdict
 from harness.program import Program
 from fuzz.campaign.interpreters import Interpreter
-from fuzz.triage.signature import GRAPH_BREAK, GRAPH_BREAK_REGRESSION, PLANTED_GB_TYPES, Signature, causes, findings
+from fuzz.triage.signature import PLANTED_GB_TYPES, Kind, Signature, causes, findings
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +166,7 @@ def cells_of(outcomes: list[Outcome], target: tuple[str, str] | None, *, torch: 
         def rank(sig: Signature) -> int:
             if target and sig.cause == target:
                 return 0
-            return 1 if sig.kind not in (GRAPH_BREAK, GRAPH_BREAK_REGRESSION) else 2
+            return 1 if sig.kind not in (Kind.GRAPH_BREAK, Kind.GRAPH_BREAK_REGRESSION) else 2
 
         mine = sorted((f.signature for f in found if f.signature.cause in have), key=lambda s: (rank(s), s.key))
         cells.append(Cell(

@@ -76,7 +76,7 @@ def test_inductor_compiles_through_triton_and_matches_eager_cuda(worker):
 def test_device_side_assert_is_a_crash_and_the_worker_is_replaced(worker):
     o = run(worker, OUT_OF_BOUNDS, "eager")
     assert o.verdict is Verdict.CRASH and o.error_type == "CUDA error: device-side assert triggered", o
-    assert o.aspect == "eager" and o.torch_frame.startswith("eager")
+    assert o.phase == "eager" and o.torch_frame.startswith("eager")
     (finding,) = [f for f in findings([o]) if f.signature.kind == "crash"]
     assert finding.signature.stage == "dynamo@cuda" and "CUDA error: device-side assert" in finding.signature.detail
     assert not worker.alive  # it exited: its CUDA context was poisoned

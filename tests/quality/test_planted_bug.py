@@ -12,7 +12,9 @@ import pytest
 from fuzz import cli
 from fuzz.campaign import interpreters
 from fuzz.corpus import render, store
-from fuzz.campaign.loop import Campaign, CampaignConfig, known_signature_ids
+from fuzz.campaign.config import CampaignConfig
+from fuzz.campaign.loop import Campaign
+from fuzz.corpus.filing import known_signature_ids
 from tests.conftest import ROOT, env_python
 
 pytestmark = pytest.mark.slow

@@ -17,7 +17,8 @@ import pytest
 
 from fuzz import cli
 from fuzz.campaign import interpreters
-from fuzz.campaign.loop import Campaign, CampaignConfig
+from fuzz.campaign.config import CampaignConfig
+from fuzz.campaign.loop import Campaign
 from fuzz.campaign.database import CampaignDB
 from fuzz.campaign.merge import merge
 from fuzz.generate.sources import SourceMix

@@ -49,9 +49,9 @@ def test_simulated_cuda_fault_is_a_crash_and_the_pool_replaces_the_worker(tmp_pa
             Task(Program(FINE), "3.12", "eager"),
         ])
         assert eager.verdict is Verdict.CRASH and eager.error_type == "CUDA error: device-side assert triggered"
-        assert eager.aspect == "eager" and eager.torch_frame == "eager"
+        assert eager.phase == "eager" and eager.torch_frame == "eager"
         # on a fresh worker (the faulted one exited), eager passes and compiled faults
-        assert compiled.verdict is Verdict.CRASH and compiled.aspect == "compiled"
+        assert compiled.verdict is Verdict.CRASH and compiled.phase == "compiled"
         assert compiled.torch_frame == "compiled:triton_poi_fused_simulated"
         (sig,) = [f.signature for f in findings([compiled])]
         assert sig.key == ("crash|tcfuzz_cuda_fault|CUDA error: an illegal memory access was encountered"

@@ -1,6 +1,7 @@
 import pytest
 
 from fuzz import cli
+from fuzz.campaign import interpreters
 from fuzz.errors import UsageError
 from fuzz.campaign.workers import crash_frame
 
@@ -70,3 +71,168 @@ def test_daily_seed_is_stable_within_a_day_and_changes_between_days():
     day = datetime.date(2026, 12, 1)
     assert cli.daily_seed(day) == cli.daily_seed(day)
     assert cli.daily_seed(day + datetime.timedelta(days=1)) - cli.daily_seed(day) == 100_000
+
+
+# ---------------------------------------------------------------- usage errors before any env check
+
+CASE = "import torch\ndef f(x):\n    return x\ndef inputs():\n    return (torch.ones(1),)\n"
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["run", "--backend", "eager,nosuch"], "but got --backend nosuch"),
+    (["run", "--python", "3.12,2.7"], "but got --python 2.7"),
+    (["run", "--sources", "ours=0.5,nosuch=0.5"], "--sources: Expected sources"),
+    (["run", "--budget", "ten minutes"], "Expected a duration"),
+    (["run", "--shard", "5/4"], "Expected a shard"),
+    (["run", "--share", "inductor=2"], "Expected --share"),
+    (["run", "--threads", "1"], "Expected --threads of at least 2"),
+    (["run", "--device", "tpu"], "Expected --device cpu or cuda"),
+    (["run", "--resume", "{tmp}/nowhere", "--budget", "soon"], "Expected a duration"),
+    (["repro", "{case}", "--backend", "nosuch"], "but got --backend nosuch"),
+    (["repro", "{case}", "--python", "3.12,nosuch"], "but got --python nosuch"),
+    (["repro", "{case}", "--device", "tpu"], "Expected --device cpu or cuda"),
+    (["triage", "{case}", "--torch", "nightly"], "Expected torch releases"),
+    (["triage", "{case}", "--backend", "nosuch"], "but got --backend nosuch"),
+    (["minimize", "{case}", "--budget", "ten"], "Expected a duration"),
+    (["minimize", "{case}", "--backend", "nosuch"], "but got --backend nosuch"),
+    (["coverage", "--python", "2.7"], "but got --python 2.7"),
+])
+def test_usage_errors_come_before_any_env_check(argv, says, tmp_path, monkeypatch, capsys):
+    """On a tree without worker envs (a missing env is exit 3) every bad flag
+    is still exit 2 with one line: it is checked before any env or worker."""
+    from fuzz.campaign import interpreters, workers
+
+    monkeypatch.setattr(interpreters, "ROOT", tmp_path)  # no .tox here
+    monkeypatch.setattr(workers.WorkerPool, "start", lambda self: pytest.fail("a worker started"))
+    case = tmp_path / "case.py"
+    case.write_text(CASE)
+    argv = [a.format(tmp=tmp_path, case=case) for a in argv]
+    if argv[0] == "run":
+        argv += ["--programs", "1", "--out", str(tmp_path / "out")]
+    assert cli.main(argv) == cli.EXIT_USAGE
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("tcfuzz: error: ") and "\n" not in err and says in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_unknown_backend_names_the_known_ones_and_how_to_list_torchs(monkeypatch):
+    monkeypatch.setattr(interpreters, "registered_backends", lambda: frozenset({"cudagraphs"}))
+    with pytest.raises(UsageError) as e:
+        cli.parse_backends("nosuch")
+    message = str(e.value)
+    for name in ("eager", "aot_eager", "inductor", "tcfuzz_add_one", "tcfuzz_force_eager", "_TESTING_ONLY"):
+        assert name in message
+    assert "list_backends" in message and "\n" not in message
+
+
+def test_backends_known_without_torch_are_accepted(monkeypatch):
+    monkeypatch.setattr(interpreters, "registered_backends", lambda: pytest.fail("torch was asked"))
+    names = ["eager", "aot_eager_decomp_partition", "inductor", "tcfuzz_identity", "tcfuzz_force_eager",
+             "relu_compile_error_TESTING_ONLY"]
+    assert cli.parse_backends(",".join(names)) == names
+    assert cli.parse_backends(None) == cli.parse_backends("all") == ["eager", "aot_eager", "inductor"]
+
+
+def test_other_backends_are_those_torch_registers_in_the_worker_envs(monkeypatch):
+    monkeypatch.setattr(interpreters, "registered_backends", lambda: frozenset({"cudagraphs", "my_vendor_backend"}))
+    assert cli.parse_backends("eager,my_vendor_backend,cudagraphs") == ["eager", "my_vendor_backend", "cudagraphs"]
+    with pytest.raises(UsageError, match="--backend nosuch"):
+        cli.parse_backends("eager,nosuch")
+    monkeypatch.setattr(interpreters, "registered_backends", lambda: None)  # no env yet: only the known ones
+    with pytest.raises(UsageError, match="--backend my_vendor_backend"):
+        cli.parse_backends("my_vendor_backend")
+
+
+# ---------------------------------------------------------------- minimize and repro --save without workers
+
+def divergent(task):
+    from harness.outcome import CallResult, Outcome, Verdict
+
+    return Outcome(program_id="p", interpreter=task.interpreter, backend=task.backend, verdict=Verdict.DIVERGENCE,
+                   aspect="value", eager=[CallResult(value="1")], compiled=[CallResult(value="2")],
+                   fullgraph=task.fullgraph)
+
+
+def test_minimize_keeps_a_fullgraph_cases_fullgraph(tmp_path, monkeypatch, capsys):
+    """A case filed with fullgraph=True is run, checked while minimised and
+    rendered with fullgraph (its table's ``fullgraph``), with no --fullgraph flag."""
+    from harness import casefile
+    from harness.program import Program
+    from fuzz.campaign import interpreters, workers
+    from fuzz.corpus import render
+    from fuzz.reduce import pipeline
+    from fuzz.triage.signature import Signature
+
+    tasks = []
+
+    class FakePool:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            pass
+
+        def start(self):
+            return {}
+
+        def run_all(self, batch):
+            batch = list(batch)
+            tasks.extend(batch)
+            return [divergent(t) for t in batch]
+
+    def fake_minimize(source, check, *, budget_s, program, jobs, progress):
+        smaller = source.replace("    y = x\n", "")
+        assert smaller != source and check(smaller)  # the check runs (fullgraph) on the workers
+        return pipeline.MinimizeResult(source=smaller, lines_before=5, lines_after=4)
+
+    monkeypatch.setattr(workers, "WorkerPool", FakePool)
+    monkeypatch.setattr(pipeline, "minimize_source", fake_minimize)
+    monkeypatch.setattr(interpreters, "parse_list", lambda v: [interpreters.Interpreter("3.12", tmp_path / "python")])
+    source = "import torch\n\ndef f(x):\n    y = x\n    return x.sin()\n\ndef inputs():\n    return (torch.ones(3),)\n"
+    sig = Signature("divergence", "dynamo", "value", ("3.12",))
+    case = tmp_path / "case.py"
+    case.write_text(render.render_case(Program(source), sig, backend="eager", fullgraph=True))
+    out = tmp_path / "min.py"
+    assert cli.main(["minimize", str(case), "--backend", "eager", "-o", str(out)]) == cli.EXIT_OK
+    assert tasks and all(t.fullgraph for t in tasks)
+    text = out.read_text()
+    assert "FULLGRAPH = True" in text and casefile.read_table(text)["fullgraph"] is True
+    assert "y = x" not in text
+
+
+def test_repro_save_files_the_case_with_its_replay(tmp_path, monkeypatch, capsys):
+    """``repro --save`` files through fuzz.corpus.filing: confirmed standalone
+    and with the exit codes recorded in the case's replay table, as a campaign does."""
+    from harness import casefile
+    from harness.outcome import InterpreterInfo
+    from fuzz.campaign import interpreters, workers
+    from fuzz.corpus import store
+
+    def fake_matrix(program, interps, backends, *, fullgraph, device, log_dir, infos=None):
+        infos.update({i.name: InterpreterInfo(i.name, "3.12.1", False, True, "2.12.0+cpu") for i in interps})
+        return [divergent(workers.Task(program, i.name, b, device, fullgraph)) for i in interps for b in backends]
+
+    ran = []
+    monkeypatch.setattr(cli, "_run_matrix", fake_matrix)
+    monkeypatch.setattr(store, "run_standalone", lambda text, interps: ran.append(text) or {i.name: 1 for i in interps})
+    monkeypatch.setattr(interpreters, "parse_list", lambda v: [interpreters.Interpreter(n, tmp_path / "python")
+                                                              for n in ("3.12", "3.13")])
+    case = tmp_path / "case.py"
+    case.write_text(CASE)
+    corpus = tmp_path / "corpus"
+    assert cli.main(["repro", str(case), "--backend", "eager", "--save", str(corpus)]) == cli.EXIT_FOUND
+    out = capsys.readouterr().out
+    saved = list(store.list_cases(corpus))
+    assert len(saved) == 1 and f"saved {saved[0]}" in out
+    table = casefile.read_table(saved[0].read_text())
+    assert table["replay"] == {"3.12/2.12.0": casefile.REPRODUCES, "3.13/2.12.0": casefile.REPRODUCES}
+    assert len(ran) == 1
+
+    monkeypatch.setattr(store, "run_standalone", lambda text, interps: {i.name: 0 for i in interps})
+    other = tmp_path / "corpus2"
+    assert cli.main(["repro", str(case), "--backend", "eager", "--save", str(other)]) == cli.EXIT_FOUND
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("not saved: python CASE does not reproduce") and not other.exists()

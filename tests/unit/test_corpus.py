@@ -1,13 +1,18 @@
 import ast
+import inspect
 import os
+import sys
+import textwrap
 import tomllib
 
 import pytest
 
+from harness import casefile
 from harness.program import Program, read_pep723
 from fuzz.corpus import render, store
 from fuzz.errors import CorpusError
 from fuzz.triage.signature import Signature
+from tests.conftest import ROOT
 
 PROGRAM = """import torch
 
@@ -127,3 +132,73 @@ def test_with_replay_records_python_case_exit_codes():
     text = store.with_replay(_case(PROGRAM, sig), {"3.12": 1, "3.13": 0}, "2.12.0+cu130")
     assert tomllib.loads(read_pep723(text)["content"])["tool"]["tcfuzz"]["replay"] == {
         "3.12/2.12.0": "reproduces", "3.13/2.12.0": "does not reproduce"}
+
+
+# ---------------------------------------------------------------- the divergence runner and the call plan
+
+def _rel(path):
+    return str(path.relative_to(ROOT))
+
+
+@pytest.mark.parametrize("path", store.list_cases(ROOT / "corpus"), ids=_rel)
+def test_every_corpus_case_is_what_a_fresh_render_gives(path):
+    """A case's runner is generated (the divergence runner embeds
+    harness/plan.py): after a change to either, re-render the corpus with
+    ``render.rerender``; the table, program and settings stay."""
+    text = path.read_text()
+    assert render.rerender(text) == text, f"stale runner: rewrite {_rel(path)} with fuzz.corpus.render.rerender"
+
+
+@pytest.mark.parametrize("detail, last", [
+    ("value", "cached"), ("exception:None->TypeError", "cached"), ("value@guard", "guard"),
+    ("global-state@shape", "shape"), ("globals", None),
+])
+def test_a_divergence_case_makes_the_plan_s_calls_up_to_the_one_its_signature_names(detail, last):
+    sig = Signature("divergence", "dynamo", f"{detail} {{Mult}}", ("3.12",))
+    assert render.divergence_last_call(sig) == last
+    text = render.render_case(Program(PROGRAM), sig, backend="eager")
+    assert f"LAST_CALL = {'None' if last is None else repr(last).replace(chr(39), chr(34))}  #" in text
+
+
+def test_the_divergence_runner_embeds_the_plan_module_and_the_case_stays_standalone():
+    from harness import plan
+
+    sig = Signature("divergence", "dynamo", "value@shape", ("3.12",))
+    text = render.render_case(Program(PROGRAM), sig, backend="eager")
+    main = text[text.index('if __name__ == "__main__":'):]
+    for function in (plan.CallPlan, plan.decide, plan.guard_targets, plan.mutate_for_guard, plan.grow_shapes):
+        assert textwrap.indent(inspect.getsource(function), "    ") in main
+    tree = ast.parse(text)
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert "harness" not in imported and "fuzz" not in imported and "__future__" not in imported
+    assert imported <= set(sys.stdlib_module_names) | {"torch"}
+    # the program alone is what a re-render starts from: no runner code leaks into it
+    assert render.program_body(text).strip() == PROGRAM.strip()
+
+
+def test_the_plan_module_imports_only_the_standard_library_and_has_no_multi_line_string_but_docstrings():
+    """What lets render embed harness/plan.py's source, indented, into a case."""
+    path = ROOT / "harness" / "plan.py"
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            assert all(alias.name.split(".")[0] in sys.stdlib_module_names | {"torch"} for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0 and node.module.split(".")[0] in sys.stdlib_module_names - {"__future__"}
+    docstrings = {id(body[0].value) for body in [tree.body] + [n.body for n in ast.walk(tree) if isinstance(
+        n, (ast.FunctionDef, ast.ClassDef))] if body and isinstance(body[0], ast.Expr)}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Constant, ast.JoinedStr)) and node.lineno != node.end_lineno:
+            assert id(node) in docstrings, f"harness/plan.py:{node.lineno}: a multi-line string changes when indented"
+
+
+def test_rerender_keeps_the_table_and_replaces_an_old_runner():
+    sig = Signature("divergence", "dynamo", "value@guard", ("3.12",))
+    text = _case(PROGRAM, sig, **{"first-seen": "2026-01-02", "count": 7, "replay": {"3.12/2.12.0": "reproduces"}})
+    old = text.replace('LAST_CALL = "guard"', 'CALLS = ["fresh", "cached", "guard"]').replace(
+        "plan, out = CallPlan(", "plan, out = OldPlan(")
+    assert render.rerender(old) == text
+    with pytest.raises(casefile.CaseFileError):
+        render.rerender(PROGRAM)

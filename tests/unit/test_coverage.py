@@ -62,7 +62,11 @@ def test_json_output_has_exactly_the_documented_keys() -> None:
     assert "3.12" in table and "1/2" in table and "NOP" in table
 
 
-def test_bad_arguments_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_arguments_are_usage_errors(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                        tmp_path: Path) -> None:
+    from fuzz.campaign import interpreters
+
+    monkeypatch.setattr(interpreters, "ROOT", tmp_path)  # no worker envs: the usage error comes first
     assert main(["coverage", "--generator", "nnsmith"]) == EXIT_USAGE
     assert "Expected --generator" in capsys.readouterr().err
     assert main(["coverage", "--programs", "0"]) == EXIT_USAGE

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness import device
-from harness.outcome import CallResult, Outcome, Verdict
+from harness.outcome import CallResult, Outcome, Phase, Verdict
 from harness.program import Program, read_pep723
 from fuzz.campaign import interpreters
 from fuzz.corpus import render
@@ -73,12 +73,12 @@ def test_fault_outcome_names_the_phase_and_its_signature_the_device():
     fault = device.CudaFault("CUDA error: device-side assert triggered", "triton_poi_fused_index", "trace")
     o = Outcome("p", "3.12", "inductor", device="cuda", eager=[CallResult()])
     device.record_fault(o, fault)
-    assert o.verdict is Verdict.CRASH and o.aspect == "compiled" and device.is_fault_outcome(o)
+    assert o.verdict is Verdict.CRASH and o.phase is Phase.COMPILED and device.is_fault_outcome(o)
     (finding,) = findings([o])
     assert finding.signature.key == ("crash|inductor@cuda|CUDA error: device-side assert triggered"
                                      "@compiled:triton_poi_fused_index|3.12")
     eager = device.record_fault(Outcome("p", "3.12", "inductor", device="cuda"), device.CudaFault("CUDA error: x", "", ""))
-    assert eager.aspect == "eager" and eager.torch_frame == "eager"
+    assert eager.phase is Phase.EAGER and eager.torch_frame == "eager" and eager.aspect is None
 
 
 def test_cpu_signatures_are_unchanged_and_graph_breaks_stay_dynamo():
@@ -176,7 +176,7 @@ def test_worker_replies_after_a_fault_say_retiring():
     reply = device.fault_reply(request, RuntimeError(CUDA_ASSERT), "3.12")
     assert reply["retiring"] and reply["id"] == 7
     o = Outcome.from_json(reply["outcome"])
-    assert o.verdict is Verdict.CRASH and o.aspect == "harness" and o.torch_frame == "harness"
+    assert o.verdict is Verdict.CRASH and o.phase is Phase.HARNESS and o.torch_frame == "harness"
     assert o.program_id == Program(PROGRAM).program_id and o.device == "cuda"
     assert device.fault_reply(request, KeyError("k"), "3.12") is None
     crash = {"id": 8, "outcome": o.to_json()}

@@ -1,5 +1,5 @@
-from harness.outcome import GraphBreak, Outcome, Verdict
-from fuzz.triage.signature import Signature, findings, normalise
+from harness.outcome import Aspect, GraphBreak, Outcome, Phase, Verdict
+from fuzz.triage.signature import Kind, Signature, findings, normalise
 
 
 def outcome(interp, backend, verdict=Verdict.MATCH, **kw):
@@ -181,3 +181,70 @@ def test_signature_check_bounds_candidate_runs_by_the_case_s_own_run_time():
     check = SignatureCheck(pool, Program(source="kept"), hang, "eager", ["3.12"])
     check("kept"), check("kept again")
     assert pool.timeouts == [None, None]
+
+
+def test_kinds_are_an_enum_whose_values_are_the_keys():
+    for kind in Kind:
+        assert kind.describe() and f"{kind}" == kind.value
+    assert Kind.of(Verdict.COMPILE_ERROR) is Kind.COMPILE_ERROR
+    import pytest
+
+    with pytest.raises(ValueError, match="Expected a bug verdict"):
+        Kind.of(Verdict.FLAKY)
+    sig = Signature("crash", "dynamo", "SIGSEGV", ("3.12",))
+    assert sig.kind is Kind.CRASH and sig == Signature(Kind.CRASH, "dynamo", "SIGSEGV", ("3.12",))
+    assert sig.key == "crash|dynamo|SIGSEGV|3.12" and Signature.parse(sig.key).kind is Kind.CRASH
+    with pytest.raises(ValueError):
+        Signature("bug", "dynamo", "x", ())
+
+
+# Keys that the tree before Outcome.phase and Kind computed for these outcomes
+# (aspect then held "threads:value" or a phase; error types "threads:..."):
+# they must not change, or every known bucket would look new.
+THREADED_KEYS = [
+    "compile-error|inductor|threads:BackendCompilerFailed(AssertionError)@torch/_inductor/lowering.py:f|3.13t",
+    "crash|aot@cuda|CUDA error: y@after-run|3.13t",
+    "crash|aot|threads:SIGSEGV@torch/x.py:y|3.13t",
+    "divergence|aot|threads:exception|3.13t",
+    "divergence|dynamo|threads:value|3.13t",
+    "timeout|dynamo|timeout|3.13t",
+]
+
+
+def test_threaded_findings_keep_their_keys_built_from_the_new_fields():
+    def run(backend, verdict, **kw):
+        return Outcome("p", "3.13t", backend, verdict=verdict, threads=4, **kw)
+
+    outs = [run("eager", Verdict.DIVERGENCE, aspect=Aspect.VALUE, call="round0/thread1"),
+            run("eager", Verdict.TIMEOUT, phase=Phase.EAGER, error_type="timeout"),
+            run("aot_eager", Verdict.DIVERGENCE, aspect=Aspect.EXCEPTION, error_type="None->KeyError",
+                call="round1/thread0"),
+            run("aot_eager", Verdict.CRASH, phase=Phase.COMPILED, error_type="SIGSEGV", torch_frame="torch/x.py:y"),
+            run("aot_eager", Verdict.CRASH, phase=Phase.AFTER_RUN, device="cuda", error_type="CUDA error: y",
+                torch_frame="after-run"),
+            run("inductor", Verdict.COMPILE_ERROR, error_type="BackendCompilerFailed(AssertionError)",
+                torch_frame="torch/_inductor/lowering.py:f", call="round0/thread0")]
+    assert sorted(f.signature.key for f in findings(outs)) == THREADED_KEYS
+    # the same outcomes as a database row held them before (the old tree's JSON)
+    def old(backend, verdict, **kw):
+        return {"program_id": "p", "interpreter": "3.13t", "backend": backend, "verdict": verdict, "threads": 4, **kw}
+
+    rows = [old("eager", "divergence", aspect="threads:value", detail="round0/thread1"),
+            old("eager", "timeout", aspect="eager", error_type="threads:timeout"),
+            old("aot_eager", "divergence", aspect="threads:exception", error_type="threads:None->KeyError",
+                detail="round1/thread0"),
+            old("aot_eager", "crash", aspect="compiled", error_type="threads:SIGSEGV", torch_frame="torch/x.py:y"),
+            old("aot_eager", "crash", aspect="after-run", device="cuda", error_type="CUDA error: y",
+                torch_frame="after-run"),
+            old("inductor", "compile-error", error_type="threads:BackendCompilerFailed(AssertionError)",
+                torch_frame="torch/_inductor/lowering.py:f", detail="round0/thread0")]
+    assert sorted(f.signature.key for f in findings(Outcome.from_json(row) for row in rows)) == THREADED_KEYS
+
+
+def test_a_crash_s_phase_is_not_in_its_key_but_a_cuda_fault_s_frame_names_it():
+    crash = Outcome("p", "3.12", "inductor", verdict=Verdict.CRASH, phase=Phase.COMPILED, error_type="SIGABRT")
+    fault = Outcome("p", "3.12", "inductor", device="cuda", verdict=Verdict.CRASH, phase=Phase.FP64,
+                    error_type="CUDA error: illegal memory access", torch_frame="fp64:triton_poi_fused_add")
+    assert sorted(f.signature.key for f in findings([crash, fault])) == [
+        "crash|inductor@cuda|CUDA error: illegal memory access@fp64:triton_poi_fused_add|3.12",
+        "crash|inductor|SIGABRT|3.12"]

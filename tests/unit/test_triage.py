@@ -216,7 +216,10 @@ def test_env_reuses_the_interpreters_own_env_with_that_release(tmp_path):
     assert torch_envs.env_path("3.12", "2.10.0", "https://x", root=tmp_path).name.startswith("3.12-torch2.10.0-")
 
 
-def test_triage_cli_rejects_bisect_without_releases(tmp_path, capsys):
+def test_triage_cli_rejects_bisect_without_releases(tmp_path, capsys, monkeypatch):
+    from fuzz.campaign import interpreters
+
+    monkeypatch.setattr(interpreters, "ROOT", tmp_path)  # no worker envs: the usage error comes first
     case = tmp_path / "c.py"
     case.write_text("import torch\ndef f(x):\n    return x\ndef inputs():\n    return (torch.ones(1),)\n")
     assert cli.main(["triage", str(case), "--bisect"]) == cli.EXIT_USAGE
@@ -258,3 +261,23 @@ def test_env_is_made_with_uv_from_the_given_index(tmp_path, monkeypatch):
     # made once: the second call finds the ready marker
     torch_envs.ensure_env(base, "2.13.0.dev20261201", index_url="https://nightly.example/whl", root=tmp_path / "envs")
     assert len(commands) == 2
+
+
+def test_what_the_bisector_blames_is_recorded_in_the_case(tmp_path):
+    from harness import casefile
+    from harness.program import Program
+    from fuzz.corpus import render
+    from fuzz.triage import compiler_bisect
+    from fuzz.triage.signature import Signature
+
+    sig = Signature("divergence", "inductor", "value", ("3.12",))
+    case = tmp_path / "case.py"
+    case.write_text(render.render_case(Program(CASE_SOURCE), sig, backend="inductor"))
+    compiler_bisect.record_bisect(case, {"interpreter": "3.12", "backend": "inductor", "subsystem": "lowerings",
+                                         "bisect_number": None, "debug_info": "long text", "runs": 7})
+    table = casefile.read_table(case.read_text())
+    assert table["bisect"] == {"interpreter": "3.12", "backend": "inductor", "subsystem": "lowerings", "runs": 7}
+    assert table["signature"] == sig.key
+
+
+CASE_SOURCE = "import torch\n\ndef f(x):\n    return x.sin()\n\ndef inputs():\n    return (torch.ones(3),)\n"

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from harness import protocol
-from harness.outcome import CallResult, GraphBreak, Outcome, Verdict
+from harness.outcome import Aspect, CallResult, GraphBreak, Outcome, Phase, Verdict
 from harness.program import Program, ProgramError
 
 
@@ -47,3 +47,46 @@ def test_every_verdict_describes_itself():
     for v in Verdict:
         assert v.describe()
     assert {v.value for v in Verdict if v.is_bug} == {"divergence", "compile-error", "crash", "timeout"}
+
+
+def test_every_aspect_and_phase_describes_itself_and_reads_as_its_value():
+    for member in [*Aspect, *Phase]:
+        assert member.describe() and f"{member}" == str(member) == member.value
+    assert Aspect("global-state") is Aspect.GLOBAL_STATE and Phase("after-run") is Phase.AFTER_RUN
+
+
+def test_outcome_takes_enum_values_as_strings_and_rejects_others():
+    o = Outcome("p", "3.12", "eager", verdict="divergence", aspect="value", phase="")
+    assert o.verdict is Verdict.DIVERGENCE and o.aspect is Aspect.VALUE and o.phase is None
+    with pytest.raises(ValueError):
+        Outcome("p", "3.12", "eager", aspect="compiled")  # a phase is no aspect
+    crash = Outcome("p", "3.13t", "inductor", verdict=Verdict.CRASH, phase=Phase.COMPILED, threads=4)
+    data = json.loads(json.dumps(crash.to_json()))
+    assert data["phase"] == "compiled" and data["aspect"] is None
+    assert Outcome.from_json(data) == crash
+
+
+def test_outcome_reads_rows_written_before_phase_and_threads_had_fields():
+    """An old campaign database: ``aspect`` held a crash's phase, and a
+    threaded run's aspect and error type started with "threads:"."""
+    def old(**kw):
+        return Outcome.from_json({"program_id": "p", "interpreter": "3.13t", "backend": "inductor", "device": "cpu",
+                                  "fullgraph": False, "aspect": "", "call": "", "error_type": "", "error_message": "",
+                                  "torch_frame": "", "eager": [], "compiled": [], "graph_count": 0,
+                                  "graph_breaks": [], "recompiles": 0, "eager_s": 0.0, "compile_s": 0.0,
+                                  "elapsed_s": 1.5, "gil_enabled": None, "detail": "", "threads": 0, **kw})
+
+    crash = old(verdict="crash", aspect="compiled", error_type="SIGSEGV", torch_frame="torch/x.py:f")
+    assert (crash.aspect, crash.phase, crash.error_type) == (None, Phase.COMPILED, "SIGSEGV")
+    fault = old(verdict="crash", aspect="after-run", error_type="CUDA error: x", torch_frame="after-run")
+    assert fault.phase is Phase.AFTER_RUN and fault.torch_frame == "after-run"
+    value = old(verdict="divergence", aspect="value", call="cached")
+    assert (value.aspect, value.phase, value.call) == (Aspect.VALUE, None, "cached")
+    threaded = old(verdict="divergence", aspect="threads:exception", error_type="threads:None->KeyError",
+                   detail="round0/thread1", threads=4)
+    assert (threaded.aspect, threaded.error_type, threaded.threads) == (Aspect.EXCEPTION, "None->KeyError", 4)
+    flaky = old(verdict="flaky", aspect="threads:eager", threads=4)
+    assert (flaky.aspect, flaky.phase) == (None, Phase.EAGER)
+    timeout = old(verdict="timeout", aspect="eager", error_type="threads:timeout", threads=8)
+    assert (timeout.phase, timeout.error_type) == (Phase.EAGER, "timeout")
+    assert old(verdict="match") == Outcome("p", "3.13t", "inductor", elapsed_s=1.5)

@@ -1,0 +1,139 @@
+"""Filing a finding into the corpus: minimise it (or not), confirm it
+standalone, write it.
+
+A case is written only once ``python CASE`` (a fresh process per
+interpreter, nothing but torch) exits non-zero on every interpreter of its
+signature; the exit codes go into the case's ``replay`` table. The campaign
+files minimised cases (``file_finding``); ``tcfuzz repro --save`` files a
+case as it is (``file_unreduced``), confirmed and recorded the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.casefile import DEFAULT_TORCH
+from harness.program import Program
+from fuzz.campaign.interpreters import Interpreter
+from fuzz.campaign.workers import WorkerPool
+from fuzz.corpus import render, store
+from fuzz.errors import CouldNotMinimize
+from fuzz.reduce.pipeline import SignatureCheck, minimize_source
+from fuzz.triage.signature import Finding, Kind, Signature
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class FiledCase:
+    """What filing one finding came to.
+
+    ``signature``: the signature the case shows (a divergence's carries the
+    language features of the filed program); ``path``: the corpus case, None
+    when nothing was filed (``reason`` says why); ``standalone``: the exit
+    code of ``python CASE`` per interpreter name (None when it never ran);
+    ``stats``: the reducer's statistics (``checks``, and after a reduction
+    ``lines_before``, ``lines_after``, ``elapsed_s`` in seconds).
+    """
+
+    signature: Signature
+    path: Path | None = None
+    standalone: Mapping[str, int] | None = None
+    stats: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    reason: str = ""
+
+    @property
+    def filed(self) -> bool:
+        return self.path is not None
+
+
+def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names: list[str],
+                 interpreters: list[Interpreter], corpus_dir: Path, device: str, fullgraph: bool, jobs: int,
+                 budget_s: float, torch_version: str) -> FiledCase:
+    """Minimise one finding on ``pool``'s workers (interpreters ``names``,
+    at most ``budget_s`` seconds, ``jobs`` candidates at once), confirm it
+    standalone on every one of ``interpreters`` and write it under
+    ``corpus_dir``. Never raises for a finding that does not reproduce: the
+    FiledCase says so (and a warning is logged)."""
+    sig = finding.signature
+    check = SignatureCheck(pool, program, sig, finding.backend, names, fullgraph=fullgraph, device=device)
+    try:
+        result = minimize_source(program.source, check, budget_s=budget_s, program=program, jobs=jobs)
+    except CouldNotMinimize:
+        log.warning("bucket %s did not reproduce on the workers; not filed", sig.id)
+        return FiledCase(sig, stats={"checks": check.calls}, reason="it did not reproduce on the workers")
+    # a wrong result buckets by the language features of its minimised program
+    sig = sig.with_features(result.source)
+    text = render.render_case(program.with_source(result.source), sig, backend=finding.backend,
+                              torch_version=torch_version, device=device, fullgraph=fullgraph)
+    stats = {"lines_before": result.lines_before, "lines_after": result.lines_after, "checks": result.checks,
+             "elapsed_s": round(result.elapsed_s, 2)}
+    case = file_case(text, sig, interpreters, corpus_dir=corpus_dir, torch_version=torch_version, stats=stats)
+    if not case.filed:
+        log.warning("bucket %s: %s; not filed", sig.id, case.reason)
+    return case
+
+
+def file_unreduced(program: Program, finding: Finding, interpreters: list[Interpreter], *, corpus_dir: Path,
+                   device: str, fullgraph: bool, torch_version: str) -> FiledCase:
+    """File ``program`` as it is (no reduction) for ``finding``, once
+    ``python CASE`` reproduces it on the signature's interpreters (those of
+    ``interpreters`` it names; the others are not run): how public reports
+    become seed cases (``tcfuzz repro --save``)."""
+    sig = finding.signature.with_features(program.source)
+    text = render.render_case(program, sig, backend=finding.backend, torch_version=torch_version, device=device,
+                              fullgraph=fullgraph)
+    return file_case(text, sig, [i for i in interpreters if i.name in sig.interpreters], corpus_dir=corpus_dir,
+                     torch_version=torch_version)
+
+
+def file_case(text: str, signature: Signature, interpreters: list[Interpreter], *, corpus_dir: Path,
+              torch_version: str, stats: Mapping[str, Any] | None = None) -> FiledCase:
+    """Run case ``text`` standalone on ``interpreters`` and write it (with
+    the exit codes as its ``replay`` table, store.with_replay) to its place
+    under ``corpus_dir`` when it reproduces on every interpreter of
+    ``signature``. A graph-break regression that also breaks on another
+    interpreter is no regression and is not filed. Raises CorpusError if the
+    case cannot be written."""
+    stats = dict(stats or {})
+    codes = store.run_standalone(text, interpreters)
+    reproduced = {n for n, code in codes.items() if code != 0}
+    if signature.kind == Kind.GRAPH_BREAK_REGRESSION and reproduced - set(signature.interpreters):
+        return FiledCase(signature, standalone=codes, stats={"checks": stats.get("checks", 0)},
+                         reason=f"python CASE breaks on {sorted(reproduced - set(signature.interpreters))} too, "
+                                "so it is no regression")
+    if not set(signature.interpreters) <= reproduced:
+        return FiledCase(signature, standalone=codes, stats=stats,
+                         reason=f"python CASE does not reproduce on {sorted(set(signature.interpreters) - reproduced)}"
+                                f" (exit codes {codes})")
+    text = store.with_replay(text, codes, torch_version)
+    path = store.write_case(store.case_path(corpus_dir, signature), text)
+    return FiledCase(signature, path=path, standalone=codes, stats=stats)
+
+
+def torch_version_of(infos: Mapping[str, Any]) -> str:
+    """The torch version a case is filed with: the lowest that the
+    interpreters' workers report (their InterpreterInfo ``torch``),
+    casefile.DEFAULT_TORCH when none did."""
+    versions = {info.torch for info in infos.values()}
+    return sorted(versions)[0] if versions else DEFAULT_TORCH
+
+
+def known_signature_ids(corpus_dir: Path) -> set[str]:
+    """Ids of the corpus's signatures, and of a divergence's signature without
+    its language features (what a campaign sees before minimisation): a
+    campaign that sees a known wrong-result signature again minimises only one
+    program of it (last), in case its features make it a different bug."""
+    ids = set()
+    for path in store.list_cases(corpus_dir):
+        ids.add(path.stem)
+        try:
+            key = store.read_case(path)[1].get("signature", "")
+            ids.add(Signature.parse(key).base().id)
+        except Exception as e:  # a malformed case is still known by its name
+            log.warning("%s: %s", path, e)
+    return ids
