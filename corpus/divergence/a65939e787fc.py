@@ -24,7 +24,7 @@ class State:
     def __init__(self, w):
         self.w = w
 
-def f(t1):
+def f(t1, t2):
     t3 = t1
     st1 = State(t3)
     st1 = st1.w * State.scale
@@ -32,7 +32,7 @@ def f(t1):
     st1
 
 def inputs():
-    return (torch.randn(0),)
+    return (torch.randn(0), torch.ones(2))
 
 
 BACKEND = "inductor"
