@@ -173,9 +173,12 @@ if __name__ in ("__main__", "case"):  # found on DEVICE: inputs() builds on the 
 '''
 
 
-def program_body(source: str) -> str:
+def program_body(source: str, *, keep_lines: bool = False) -> str:
     """The program alone: without a PEP 723 block, a ``__main__`` block, planted
-    backend definitions or the runner's settings (``RUNNER_SETTINGS``) of a case."""
+    backend definitions or the runner's settings (``RUNNER_SETTINGS``) of a case.
+    With ``keep_lines`` the dropped lines become blank lines, so that every line
+    of the program keeps its number in the case (what tracebacks and graph
+    breaks report)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -194,6 +197,8 @@ def program_body(source: str) -> str:
             isinstance(t, ast.Name) and t.id in RUNNER_SETTINGS + _OLD_RUNNER_SETTINGS for t in node.targets)
         if main or planted or setting:
             drop.update(range(node.lineno - 1, node.end_lineno or node.lineno))
+    if keep_lines:
+        return "".join("\n" if i in drop else line for i, line in enumerate(lines)).rstrip("\n") + "\n"
     kept = "".join(line for i, line in enumerate(lines) if i not in drop).strip("\n")
     return kept + "\n"
 

@@ -32,7 +32,13 @@ def case_path(root: Path, signature: Signature) -> Path:
 
 def read_case(path: Path) -> tuple[Program, dict[str, Any]]:
     """A case's Program and its ``[tool.tcfuzz]`` table. Raises CorpusError
-    with a one-line message for a file that is not a case."""
+    with a one-line message for a file that is not a case.
+
+    The Program is the case's program alone (``render.program_body``, lines
+    kept in place): the runner's settings are not globals of the program, so
+    the harness makes the calls ``python CASE`` makes (a ``FULLGRAPH = False``
+    would otherwise be a guard target), and neither mutation donors nor the
+    language features of a signature see the runner."""
     try:
         program = Program.from_file(path)
     except ProgramError as e:
@@ -41,6 +47,7 @@ def read_case(path: Path) -> tuple[Program, dict[str, Any]]:
         meta = casefile.read_table(program.source)
     except casefile.CaseFileError as e:
         raise CorpusError(f"{path}: {e}") from None
+    program = dataclasses.replace(program, source=program_body(program.source, keep_lines=True))
     if meta.get("generator") and "seed" in meta:  # provenance, for generator-level shrinking
         program = dataclasses.replace(program, generator=str(meta["generator"]), seed=int(meta["seed"]))
     return program, meta

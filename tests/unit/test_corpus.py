@@ -202,3 +202,29 @@ def test_rerender_keeps_the_table_and_replaces_an_old_runner():
     assert render.rerender(old) == text
     with pytest.raises(casefile.CaseFileError):
         render.rerender(PROGRAM)
+
+
+@pytest.mark.parametrize("backend", ["eager", "tcfuzz_add_one"])
+def test_a_read_case_is_the_program_alone_with_its_lines_in_place(tmp_path, backend):
+    """The harness runs what read_case returns: the runner's settings must not
+    be globals of it (a FULLGRAPH = False would be a guard target that
+    ``python CASE`` does not have) and each line keeps its number in the file."""
+    sig = Signature("divergence", backend, "value@shape", ("3.12",))
+    text = render.render_case(Program(PROGRAM), sig, backend=backend)
+    path = store.write_case(store.case_path(tmp_path, sig), text)
+    program, _ = store.read_case(path)
+    names = {t.id for node in ast.parse(program.source).body if isinstance(node, ast.Assign)
+             for t in node.targets if isinstance(t, ast.Name)}
+    assert not names & set(render.RUNNER_SETTINGS), names
+    assert "__main__" not in program.source and "def tcfuzz_add_one" not in program.source
+    file_lines, program_lines = text.splitlines(), program.source.splitlines()
+    for number, line in enumerate(program_lines):
+        assert line in ("", file_lines[number]), (number, line)
+    assert file_lines.index("def f(x):") == program_lines.index("def f(x):")
+
+
+def test_every_corpus_case_reads_as_a_program_without_runner_settings():
+    for path in store.list_cases(ROOT / "corpus"):
+        program, _ = store.read_case(path)
+        assert not any(line.startswith(setting + " =") for line in program.source.splitlines()
+                       for setting in render.RUNNER_SETTINGS), path
