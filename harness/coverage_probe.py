@@ -1,7 +1,7 @@
 """Which bytecode and which Dynamo lines a batch of programs reaches, in this interpreter.
 
 Three commands, each on a JSON list of program sources (module text defining
-``f`` and ``inputs``); the host (``fuzz.coverage``) runs them in turn, so that
+``f`` and ``inputs``); the host (``fuzz.report.coverage``) runs them in turn, so that
 a program that kills the process while it runs loses only itself.
 
 ``python -m harness.coverage_probe PROGRAMS.json`` (the opcode census) prints

@@ -29,7 +29,7 @@ from harness.tracebacks import cause_chain
 
 # Devices ``run_program`` accepts.
 DEVICES = ("cpu", "cuda")
-# Exit status of a worker that leaves after a CUDA fault (fuzz.workers
+# Exit status of a worker that leaves after a CUDA fault (fuzz.campaign.workers
 # replaces it; the reply it sent first says "retiring").
 EXIT_CUDA_FAULT = 88
 # Error texts of a fault that poisons the CUDA context: torch's "CUDA error:",
@@ -190,7 +190,7 @@ def check(device: str) -> None:
         if resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY:
             raise ValueError(
                 f"device {device}: this worker has an address-space limit, under which CUDA cannot start: "
-                f"start GPU workers with TCFUZZ_DEVICE={device} (fuzz.interpreters.for_device)"
+                f"start GPU workers with TCFUZZ_DEVICE={device} (fuzz.campaign.interpreters.for_device)"
             )
 
 
@@ -240,5 +240,5 @@ def to_device(value: Any, device: str) -> Any:
 
 def worker_device() -> str:
     """The device this worker process serves, from ``TCFUZZ_DEVICE`` (set by
-    the host for GPU campaigns, ``fuzz.interpreters.for_device``): "cpu" by default."""
+    the host for GPU campaigns, ``fuzz.campaign.interpreters.for_device``): "cpu" by default."""
     return os.environ.get("TCFUZZ_DEVICE", "cpu")

@@ -21,7 +21,7 @@ skipped and logged):
   ``socket.connect``, ``socket.bind``, ``socket.getaddrinfo`` ...) with
   ``PermissionError``. Unix sockets and pipes stay allowed (torch uses them);
 - stdin is /dev/null and the environment is scrubbed by the host
-  (``fuzz.interpreters.Interpreter.environ``).
+  (``fuzz.campaign.interpreters.Interpreter.environ``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ signals dump a ``faulthandler`` traceback on stderr, which the host keeps.
 Generated code runs under ``harness.limits`` (private working directory,
 address-space and CPU-time limits, no network).
 
-Exit codes other than 0 that the host reads (``fuzz.workers``):
+Exit codes other than 0 that the host reads (``fuzz.campaign.workers``):
 ``EXIT_OUT_OF_MEMORY`` the harness itself ran out of memory around a program;
 ``EXIT_PROTOCOL_LOST`` the program closed or broke the reply channel;
 ``harness.device.EXIT_CUDA_FAULT`` after a CUDA fault: the reply it sent

@@ -123,7 +123,7 @@ def draw_program(
 ) -> Program:
     """The program for ``seed`` from ``source`` ("ours", "mutation", "hypothesmith").
 
-    ``weights`` steers our generator (see ``fuzz.feedback``); ``donors`` are
+    ``weights`` steers our generator (see ``fuzz.generate.feedback``); ``donors`` are
     the programs mutation splices from (with none, "mutation" splices between
     two generated programs). Raises ValueError for an unknown source.
     """

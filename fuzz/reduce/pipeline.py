@@ -8,7 +8,7 @@ the others, so most rejections cost one run.
 
 Three stages, each keeping only candidates that pass the check:
   generator  a program that tcfuzz's generator wrote from a seed is shrunk by
-             Hypothesis' own shrinker over its choice sequence (fuzz.shrink):
+             Hypothesis' own shrinker over its choice sequence (fuzz.reduce.shrink):
              every candidate is a valid program by construction;
   source     what the generator cannot reach, and programs from elsewhere (a
              user's repro, a hypothesmith program): first ``source/statements``,
@@ -433,7 +433,7 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
     ``check(source) -> bool`` is the interestingness test (a SignatureCheck in
     tcfuzz; its ``check_many`` is used for parallel rounds where it has one).
     ``program``: the Program ``source`` came from; when the generator wrote it
-    (fuzz.shrink.replayable) the generator stage runs first. ``jobs``:
+    (fuzz.reduce.shrink.replayable) the generator stage runs first. ``jobs``:
     candidates checked at once in parallel rounds (workers per interpreter).
     ``progress(message)`` is called on every improvement. Raises
     CouldNotMinimize if ``check`` does not hold on the input. Stops after

@@ -1,6 +1,6 @@
 """Generator-level shrinking: Hypothesis' own shrinker on a generated program.
 
-A program that ``fuzz.generate.generate(seed)`` wrote is replayed to recover
+A program that ``fuzz.generate.program.generate(seed)`` wrote is replayed to recover
 its choice sequence (the ``ConjectureData`` that the seed drove), and that
 sequence is handed to Hypothesis' shrinker (``ConjectureRunner.shrink``, the
 same engine ``@given`` uses in its shrink phase) with "the check holds" (in

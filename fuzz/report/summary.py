@@ -79,7 +79,7 @@ def build_summary(db: CampaignDB, *, name: str, started: datetime.datetime, fini
         "new_signatures": sum(1 for b in buckets if b["new"]),
         "minimised": minimised or [],
         # per construct: programs using it, how many found new behaviour, how
-        # many produced a bucket (fuzz.feedback)
+        # many produced a bucket (fuzz.generate.feedback)
         "features": meta.get("feedback", {}).get("features", {}),
     }
 

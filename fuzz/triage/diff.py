@@ -101,7 +101,7 @@ def _from_summary(path: Path) -> CampaignView:
 def version_specific_breaks(outcomes: list[Outcome]) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
     """One program's graph breaks that show on some interpreters and not on
     others that traced it: ``{gb_type: (present on, absent on)}``, as the
-    ``graph-break-regression`` findings of ``fuzz.signature.findings``."""
+    ``graph-break-regression`` findings of ``fuzz.triage.signature.findings``."""
     result = {}
     for f in findings(outcomes):
         sig = f.signature

@@ -2,7 +2,7 @@
 
 ``tcfuzz triage CASE`` runs the case in every cell of the interpreter x
 backend matrix (optionally x torch release, with envs from
-``fuzz.torch_envs``), marks the cells that show it and names the pattern:
+``fuzz.campaign.torch_envs``), marks the cells that show it and names the pattern:
 "all versions", "3.12+ only", "free-threaded only", "Inductor only",
 "aot and later", "3.12+ only, Inductor only", "none". A cell *shows* the case
 when its outcome has the cause of the case's filed signature (a corpus case)

@@ -12,7 +12,7 @@ per kind:
                   differing call was not the first ("@cached", "@guard",
                   "@shape": harness.execute's call plan); after minimisation,
                   the program's language features in braces
-                  ("value {For, zip()}", fuzz.features), since a wrong result
+                  ("value {For, zip()}", fuzz.triage.language), since a wrong result
                   has no stack to bucket by
   compile-error   "OuterError(InnerError)@torch/<file>:<function>"
   crash           "SIGSEGV@<innermost frame, torch preferred>", or for a CUDA

@@ -1,4 +1,4 @@
-"""Tests of `tcfuzz coverage` (fuzz.coverage, harness.coverage_probe).
+"""Tests of `tcfuzz coverage` (fuzz.report.coverage, harness.coverage_probe).
 
 The opcode census runs here with the host interpreter's compiler (no torch);
 the slow test probes a worker env for real."""

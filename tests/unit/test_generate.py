@@ -288,7 +288,7 @@ def grad_ctx_object(f: ast.FunctionDef) -> bool:
 
 
 def construct_features(tree: ast.Module) -> set[str]:
-    """The constructs of fuzz.constructs present in f, each found by its own rule."""
+    """The constructs of fuzz.generate.registry present in f, each found by its own rule."""
     f = function(tree, "f")
     nodes = list(ast.walk(f))
     module_names = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets

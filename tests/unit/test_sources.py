@@ -1,5 +1,5 @@
-"""Tests of the other program sources: corpus mutation (fuzz.mutate),
-hypothesmith (fuzz.sources) and the campaign's source mix. Host env, no torch."""
+"""Tests of the other program sources: corpus mutation (fuzz.generate.mutate),
+hypothesmith (fuzz.generate.sources) and the campaign's source mix. Host env, no torch."""
 
 from __future__ import annotations
 
