@@ -16,6 +16,7 @@ import argparse
 import datetime
 import json
 import logging
+import os
 import re
 import sys
 import time
@@ -25,7 +26,7 @@ from typing import Any
 from harness.backends import LADDER, PLANTED_BACKENDS, STANCE_BACKENDS
 from harness.outcome import Outcome, Verdict
 from harness.program import Program, ProgramError
-from fuzz.campaign import interpreters
+from fuzz.campaign import cells, interpreters
 from fuzz.corpus import render, store
 from fuzz.errors import CorpusError, CouldNotMinimize, HarnessError, TcfuzzError, UsageError
 from fuzz.triage.signature import Finding, Kind, Signature, findings
@@ -185,7 +186,12 @@ def _new_config(args: argparse.Namespace) -> Any:
             sources = SourceMix.parse(args.sources)
         except ValueError as e:
             raise UsageError(f"--sources: {e}") from None
-    interps = check_device(device, interpreters.parse_list(args.python))
+    matrix = cells.parse_matrix(args.matrix)
+    release = args.torch or os.environ.get("TCFUZZ_TORCH_RELEASE") or None
+    chosen = cells.choose(args.python, matrix, release)
+    for name, reason in chosen.unavailable.items():
+        print(f"tcfuzz: Python {name} is unavailable: {reason}", file=sys.stderr)
+    interps = check_device(device, chosen.interpreters)
     seed = args.seed if args.seed is not None else daily_seed()
     name = f"{datetime.datetime.now().strftime('%Y%m%d-%H%M%S')}-seed{seed}"
     return CampaignConfig(
@@ -193,7 +199,8 @@ def _new_config(args: argparse.Namespace) -> Any:
         corpus_dir=Path(args.corpus), device=device, fullgraph=args.fullgraph, budget_s=budget_s,
         programs=args.programs, seed=seed, jobs=args.jobs, shard=shard, minimise=not args.no_minimize, name=name,
         sources=sources, feedback=not args.no_feedback, share=share, threads=check_threads(args.threads, interps),
-        worker_rss_mib=args.worker_rss_mib, worker_rss_growth_mib=args.worker_rss_growth_mib)
+        worker_rss_mib=args.worker_rss_mib, worker_rss_growth_mib=args.worker_rss_growth_mib,
+        matrix=matrix.value, torch=release, unavailable=chosen.unavailable)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -488,7 +495,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--python", help="interpreters: 3.11,3.12,3.13,3.13t (default all four) or paths")
+        p.add_argument("--python", help="interpreters: 3.11,3.12,3.13,3.13t,3.14,3.14t,3.15,3.15t or paths "
+                                        "(default: all of them that are provisioned)")
         p.add_argument("--backend", help=f"backends, comma-separated (default {DEFAULT_BACKENDS})")
         p.add_argument("--device", help="cpu (default; for a case, the device it was found on) or cuda")
         p.add_argument("--fullgraph", action="store_true", help="compile with fullgraph=True")
@@ -519,6 +527,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "releases)")
     run.add_argument("--no-feedback", action="store_true",
                      help="programs a function of the seed alone (shards then merge into exactly one run's buckets)")
+    run.add_argument("--matrix", help="named (interpreter, torch) cells: newest (default: each interpreter with the "
+                                      "newest torch that has a wheel for it) or mission (3.11-3.13t on torch 2.12.0)")
+    run.add_argument("--torch", help="pin one torch release on every interpreter, e.g. 2.13.0 "
+                                     "(envs made with uv, cached under ~/.cache/tcfuzz/envs; also TCFUZZ_TORCH_RELEASE)")
     run.add_argument("--sources", help="where programs come from, with shares "
                                        "(default ours=0.8,mutation=0.1,hypothesmith=0.1)")
     run.set_defaults(func=cmd_run)
@@ -574,7 +586,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cov = sub.add_parser("coverage", help="opcodes and torch/_dynamo lines a generator's programs reach")
     cov.add_argument("--programs", type=int, default=500, help="programs to draw (default 500)")
-    cov.add_argument("--python", help="interpreters: 3.11,3.12,3.13,3.13t (default all four) or paths")
+    cov.add_argument("--python", help="interpreters: 3.11 ... 3.15t or paths (default: all that are provisioned)")
     cov.add_argument("--generator", default="ours", help="ours (default), hypothesmith or mutation")
     cov.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
     cov.add_argument("--no-lines", action="store_true", help="opcodes only: skip running the programs")

@@ -66,6 +66,13 @@ class CampaignConfig:
     worker_rss_growth_mib: float = RSS_GROWTH_LIMIT_MIB
     # Continue the campaign already in out_dir (tcfuzz run --resume).
     resume: bool = False
+    # The named matrix of (interpreter, torch) cells (fuzz.campaign.cells) and
+    # the torch release pinned on every interpreter (None: the matrix's).
+    matrix: str = "newest"
+    torch: str | None = None
+    # Interpreters of the matrix this campaign cannot run, name -> why
+    # (not provisioned here, no wheel of its torch, torch.compile refuses it).
+    unavailable: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def seeds(self) -> Iterator[int]:
         """Seeds of this shard, in order: seed + index, index = shard, shard + count, ..."""
@@ -132,8 +139,11 @@ class CampaignConfig:
             if field.name in _NOT_STORED or field.name not in meta:
                 continue
             if field.name == "interpreters":
+                # each interpreter's own env: a pinned cell's is not its tox env
+                pythons = meta.get("pythons", {})
                 values["interpreters"] = [
-                    interpreter_specs.resolve(name if interpreter_specs.NAME.match(name) else meta["pythons"][name])
+                    interpreter_specs.resolve(pythons[name] if name in pythons and Path(pythons[name]).exists()
+                                              or not interpreter_specs.NAME.match(name) else name)
                     for name in meta["interpreters"]]
             else:
                 values[field.name] = _from_json(hints[field.name], meta[field.name])

@@ -24,8 +24,13 @@ PROBE_TIMEOUT_S = 30.0
 # Seconds an interpreter may take to import torch and ask CUDA for a GPU
 # (4-7 s alone, far more on a busy machine).
 CUDA_PROBE_TIMEOUT_S = 90.0
-# The interpreters of a default campaign, in ladder order.
-DEFAULT_PYTHONS: tuple[str, ...] = ("3.11", "3.12", "3.13", "3.13t")
+# The interpreters of a default campaign, in ladder order (also the order
+# signatures list them in).
+DEFAULT_PYTHONS: tuple[str, ...] = ("3.11", "3.12", "3.13", "3.13t", "3.14", "3.14t", "3.15", "3.15t")
+# The ones a default campaign needs: the others (the newest releases) are
+# used where scripts/provision.sh could provision them and listed as
+# unavailable, with the reason, where it could not.
+REQUIRED_PYTHONS: tuple[str, ...] = ("3.11", "3.12", "3.13", "3.13t")
 NAME = re.compile(r"^3\.(\d+)(t?)$")
 ROOT = Path(__file__).resolve().parents[2]
 # Seconds an interpreter may take to import torch._dynamo and list its backends.
@@ -92,6 +97,9 @@ def resolve(spec: str) -> Interpreter:
     python = env_dir(spec) / "bin" / "python"
     if not python.exists():
         env = "py" + spec.replace(".", "")
+        skipped = ROOT / ".tox" / "pins" / "unavailable" / spec
+        if skipped.exists():  # scripts/provision.sh could not provision it here, and said why
+            raise HarnessError(f"no worker env for Python {spec}: {skipped.read_text().strip()}")
         raise HarnessError(
             f"no worker env for Python {spec} ({python} is missing): run scripts/provision.sh "
             f"(or TCFUZZ_PYTHONS={spec} scripts/provision.sh for this one, which runs tox -e {env} --notest)"
@@ -111,12 +119,12 @@ def check_spec(spec: str) -> None:
     """Raise UsageError unless ``spec`` is an interpreter name ("3.11" ...
     "3.13t") or a path; looks at no env (``resolve`` does)."""
     if not _is_path(spec) and not NAME.match(spec):
-        raise UsageError(f"Expected an interpreter like 3.11, 3.12, 3.13, 3.13t or a path but got --python {spec}")
+        raise UsageError(f"Expected an interpreter like 3.11, 3.13t, 3.14 or 3.15t, or a path, but got --python {spec}")
 
 
 def parse_specs(value: str | None) -> list[str]:
-    """The specs of a comma-separated ``--python`` value ("all" or None: the
-    default four), each checked by ``check_spec`` (UsageError) before any env
+    """The specs of a comma-separated ``--python`` value ("all" or None:
+    ``DEFAULT_PYTHONS``), each checked by ``check_spec`` (UsageError) before any env
     is looked at."""
     specs = list(DEFAULT_PYTHONS) if value in (None, "", "all") else [v.strip() for v in value.split(",") if v.strip()]
     for spec in specs:
@@ -125,10 +133,30 @@ def parse_specs(value: str | None) -> list[str]:
 
 
 def parse_list(value: str | None) -> list[Interpreter]:
-    """Resolve a comma-separated ``--python`` value ("all" or None: the default
-    four). Raises UsageError for a malformed spec (any of them, before an env
-    is looked at) and HarnessError for a missing env (``resolve``)."""
-    return [resolve(n) for n in parse_specs(value)]
+    """Resolve a comma-separated ``--python`` value ("all" or None: the
+    default interpreters, less the optional ones that are not provisioned:
+    ``select``). Raises UsageError for a malformed spec (any of them, before
+    an env is looked at) and HarnessError for a missing env (``resolve``)."""
+    return select(value)[0]
+
+
+def select(value: str | None) -> tuple[list[Interpreter], dict[str, str]]:
+    """The interpreters of a ``--python`` value and, for the default set
+    ("all" or None), the optional ones that have no worker env, each with the
+    one-line reason (``{"3.14t": "no worker env ..."}``). A name given
+    explicitly must have its env. Raises UsageError for a malformed spec and
+    HarnessError for a missing required env."""
+    default = value in (None, "", "all")
+    found: list[Interpreter] = []
+    missing: dict[str, str] = {}
+    for name in parse_specs(value):
+        try:
+            found.append(resolve(name))
+        except HarnessError as e:
+            if not default or name in REQUIRED_PYTHONS:
+                raise
+            missing[name] = str(e)
+    return found, missing
 
 
 _PROBE_NAME = """

@@ -141,7 +141,9 @@ class Campaign:
         self._tick("starting workers (import torch)")
         try:
             infos = self.pool.start()
-            self.db.set_meta("interpreters", {k: dataclasses.asdict(v) for k, v in infos.items()})
+            self._drop_unsupported(infos)
+            self.db.set_meta("interpreters", {k: dataclasses.asdict(v) for k, v in infos.items()
+                                              if k not in config.unavailable})
             # Rounds: fuzz for a share of the time left, file what it found,
             # and fuzz again with whatever time filing did not need.
             while True:
@@ -167,6 +169,21 @@ class Campaign:
             write_reports(self.db, config.out_dir, summary)
             self.db.close()
         return CampaignResult(summary, config.out_dir, summary["new_signatures"])
+
+    def _drop_unsupported(self, infos: dict[str, Any]) -> None:
+        """Take out of the campaign each interpreter whose torch refuses
+        ``torch.compile`` (harness.support): an unsupported cell, recorded
+        with torch's reason in ``config.unavailable``, never a bucket. Raises
+        UsageError when that leaves none."""
+        config = self.config
+        for name, info in infos.items():
+            if info.compile_refused:
+                config.unavailable[name] = f"unsupported: torch {info.torch} refuses torch.compile: {info.compile_refused}"
+                log.warning("Python %s: %s", name, config.unavailable[name])
+        config.interpreters = [i for i in config.interpreters if i.name not in config.unavailable]
+        self.db.set_meta("config", config.to_meta())
+        if not config.interpreters:
+            raise UsageError("no interpreter can compile: " + "; ".join(config.unavailable.values()))
 
     def _out_of_programs(self) -> bool:
         limit = self.config.shard_programs()

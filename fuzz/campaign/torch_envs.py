@@ -31,7 +31,7 @@ from fuzz.campaign.interpreters import Interpreter
 log = logging.getLogger(__name__)
 
 # Packages every worker env gets besides torch (as tox.ini's deps).
-EXTRA_REQUIREMENTS: tuple[str, ...] = ("numpy<2.5",)
+EXTRA_REQUIREMENTS: tuple[str, ...] = ("numpy",)
 # Seconds one `uv pip install` may take: torch is ~900 MB plus ~3 GB of CUDA
 # wheels when uv's cache is cold.
 INSTALL_TIMEOUT_S = 1800.0

@@ -29,6 +29,9 @@ from fuzz.triage.signature import PLANTED_GB_TYPES, Kind, Signature, causes, fin
 log = logging.getLogger(__name__)
 
 NOT_AVAILABLE = "n/a"
+# A cell whose torch refuses torch.compile on its interpreter (harness.support):
+# torch's own reason is the cell's ``reason``; never a finding.
+UNSUPPORTED = "unsupported"
 # Characters of a signature's detail shown in a text-table cell (JSON and
 # Markdown carry it whole).
 CELL_DETAIL_CHARS = 32
@@ -229,7 +232,7 @@ class TriageResult:
         """The pattern of one release's cells over the interpreters that had an env."""
         cells = self.cells_for(release)
         interps = [i for i in self.interpreters
-                   if any(c.interpreter == i and c.verdict != NOT_AVAILABLE for c in cells)]
+                   if any(c.interpreter == i and c.verdict not in (NOT_AVAILABLE, UNSUPPORTED) for c in cells)]
         shown = {(c.interpreter, c.backend) for c in cells if c.shows}
         name = name_pattern(shown, interps, self.backends)
         missing = [i for i in self.interpreters if i not in interps and any(c.interpreter == i for c in cells)]
@@ -276,7 +279,9 @@ class TriageResult:
 # ---------------------------------------------------------------- running
 
 # Runs one program on some interpreters x backends; returns (outcomes, {interpreter: torch version}).
-MatrixRunner = Callable[[list[Interpreter], list[str]], tuple[list[Outcome], dict[str, str]]]
+# (interpreters, backends) -> (outcomes, torch version by interpreter[, torch's
+# refusal by interpreter: those ran nothing]); the third item is optional.
+MatrixRunner = Callable[[list[Interpreter], list[str]], tuple]
 
 
 def pool_runner(program: Program, *, device: str, fullgraph: bool, log_dir: Path) -> MatrixRunner:
@@ -286,8 +291,10 @@ def pool_runner(program: Program, *, device: str, fullgraph: bool, log_dir: Path
     def run(interps: list[Interpreter], backends: list[str]) -> tuple[list[Outcome], dict[str, str]]:
         with WorkerPool(interps, jobs=1, log_dir=log_dir) as pool:
             info = pool.start()
-            outcomes = pool.run_all(Task(program, i.name, b, device, fullgraph) for i in interps for b in backends)
-        return outcomes, {name: i.torch for name, i in info.items()}
+            refused = {name: i.compile_refused for name, i in info.items() if i.compile_refused}
+            outcomes = pool.run_all(Task(program, i.name, b, device, fullgraph)
+                                    for i in interps if i.name not in refused for b in backends)
+        return outcomes, {name: i.torch for name, i in info.items()}, refused
 
     return run
 
@@ -308,8 +315,9 @@ def triage(case: str, run: MatrixRunner, interps: list[Interpreter], backends: l
                           target=f"{target[0]}: {target[1]}" if target else "any bug verdict",
                           cells=[], releases=list(releases))
     if not releases:
-        outcomes, versions = run(interps, list(backends))
-        result.cells = _ordered(cells_of(outcomes, target), names, backends)
+        outcomes, versions, refused = _unpack(run(interps, list(backends)))
+        cells = cells_of(outcomes, target) + _unsupported(refused, backends, versions)
+        result.cells = _ordered(cells, names, backends)
         for c in result.cells:
             c.torch_version = versions.get(c.interpreter, "")
         return result
@@ -337,8 +345,8 @@ def _run_release(release: str, run: MatrixRunner, interps: list[Interpreter], ba
     cells: list[Cell] = []
     if ready:
         log.info("torch %s: running %s", release, ", ".join(i.name for i in ready))
-        outcomes, versions = run(ready, list(backends))
-        cells = cells_of(outcomes, target, torch=release)
+        outcomes, versions, refused = _unpack(run(ready, list(backends)))
+        cells = cells_of(outcomes, target, torch=release) + _unsupported(refused, backends, versions, release)
         for c in cells:
             c.torch_version = versions.get(c.interpreter, "")
     for e in envs:
@@ -347,13 +355,26 @@ def _run_release(release: str, run: MatrixRunner, interps: list[Interpreter], ba
     return _ordered(cells, [i.name for i in interps], backends)
 
 
+def _unpack(ran: tuple) -> tuple[list[Outcome], dict[str, str], dict[str, str]]:
+    """A MatrixRunner's answer with its optional refusals (empty when absent)."""
+    outcomes, versions, *rest = ran
+    return outcomes, versions, (rest[0] if rest else {})
+
+
+def _unsupported(refused: dict[str, str], backends: Sequence[str], versions: dict[str, str],
+                 release: str = "") -> list[Cell]:
+    """UNSUPPORTED cells of the interpreters whose torch refused torch.compile."""
+    return [Cell(name, b, UNSUPPORTED, torch=release, torch_version=versions.get(name, ""), reason=reason)
+            for name, reason in refused.items() for b in backends]
+
+
 def _bisect(releases: list[str], evaluate: Callable[[str], list[Cell]]) -> Bisection:
     """First release whose "shows anywhere" differs from the first release's,
     assuming one change between the ends (binary search, as git bisect).
     Releases where no interpreter has an env are dropped from the search."""
 
     def shows(release: str) -> bool | None:
-        cells = [c for c in evaluate(release) if c.verdict != NOT_AVAILABLE]
+        cells = [c for c in evaluate(release) if c.verdict not in (NOT_AVAILABLE, UNSUPPORTED)]
         return any(c.shows for c in cells) if cells else None
 
     order = list(releases)
@@ -401,8 +422,8 @@ def _ordered(cells: list[Cell], interps: Sequence[str], backends: Sequence[str])
 
 def cell_text(cell: Cell, *, detail_chars: int | None = CELL_DETAIL_CHARS) -> str:
     """"divergence · 4504074f5450 / exception:None->TypeError · 1 gb" (detail cut to ``detail_chars``)."""
-    if cell.verdict == NOT_AVAILABLE:
-        return NOT_AVAILABLE
+    if cell.verdict in (NOT_AVAILABLE, UNSUPPORTED):
+        return cell.verdict
     parts = [cell.verdict + (" *" if cell.shows else "")]
     short = cell.short_signature
     if short:
@@ -441,6 +462,9 @@ def _footer(result: TriageResult) -> list[str]:
     reasons = sorted({f"{c.interpreter} with torch {c.torch}: {c.reason}" for c in result.cells
                       if c.verdict == NOT_AVAILABLE})
     lines += [f"n/a: {r}" for r in reasons]
+    refusals = sorted({f"{c.interpreter} with torch {c.torch or c.torch_version}: {c.reason}" for c in result.cells
+                       if c.verdict == UNSUPPORTED})
+    lines += [f"unsupported: {r}" for r in refusals]
     return lines
 
 

@@ -10,6 +10,7 @@ import pytest
 from harness.outcome import GraphBreak, Outcome, Verdict
 from fuzz import cli
 from fuzz.campaign import torch_envs
+from fuzz.triage import matrix
 from fuzz.campaign.interpreters import Interpreter
 from fuzz.triage.matrix import (NOT_AVAILABLE, backend_pattern, interpreter_pattern, name_pattern, render_markdown,
                          render_text, triage)
@@ -256,7 +257,7 @@ def test_env_is_made_with_uv_from_the_given_index(tmp_path, monkeypatch):
     venv, install = commands
     assert venv[1:3] == ["venv", "--quiet"]
     assert install[1:4] == ["pip", "install", "--no-build"]
-    assert "torch==2.13.0.dev20261201" in install and "numpy<2.5" in install
+    assert "torch==2.13.0.dev20261201" in install and "numpy" in install
     assert install[-2:] == ["--index-url", "https://nightly.example/whl"]
     # made once: the second call finds the ready marker
     torch_envs.ensure_env(base, "2.13.0.dev20261201", index_url="https://nightly.example/whl", root=tmp_path / "envs")
@@ -281,3 +282,24 @@ def test_what_the_bisector_blames_is_recorded_in_the_case(tmp_path):
 
 
 CASE_SOURCE = "import torch\n\ndef f(x):\n    return x.sin()\n\ndef inputs():\n    return (torch.ones(3),)\n"
+
+
+def test_a_cell_whose_torch_refuses_torch_compile_is_unsupported_with_torchs_reason(tmp_path):
+    """torch 2.3.1 on 3.12 ("Dynamo is not supported on Python 3.12+") runs
+    nothing: its cells say unsupported, with torch's message, and the pattern
+    is computed over the other cells only."""
+    reason = "Dynamo is not supported on Python 3.12+"
+
+    def run(interps, backends):
+        outcomes = [Outcome(program_id="p", interpreter=i.name, backend=b, verdict=Verdict.DIVERGENCE,
+                            aspect="value") for i in interps if i.name != "3.12" for b in backends]
+        return outcomes, {i.name: "2.3.1" for i in interps}, {"3.12": reason}
+
+    interps = [Interpreter("3.11", tmp_path / "a"), Interpreter("3.12", tmp_path / "b")]
+    result = matrix.triage("case.py", run, interps, ["eager"])
+    cells = {c.interpreter: c for c in result.cells}
+    assert cells["3.12"].verdict == matrix.UNSUPPORTED and cells["3.12"].reason == reason
+    assert cells["3.11"].verdict == "divergence"
+    text = matrix.render_text(result)
+    assert f"unsupported: 3.12 with torch 2.3.1: {reason}" in text
+    assert "3.12" not in result.pattern() or "n/a" in result.pattern()
