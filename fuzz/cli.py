@@ -117,6 +117,24 @@ def check_device(device: str, interps: list[interpreters.Interpreter]) -> list[i
     return interps
 
 
+def check_cpp_compiler(backends: list[str], device: str) -> list[str]:
+    """``backends`` less inductor when it would run on the CPU and no C++
+    compiler works (fuzz.campaign.toolchain), said in one line on stderr.
+    Raises UsageError when inductor was the only backend."""
+    if device != "cpu" or "inductor" not in backends:
+        return backends
+    from fuzz.campaign.toolchain import cpp_compiler_problem
+
+    problem = cpp_compiler_problem()
+    if not problem:
+        return backends
+    rest = [b for b in backends if b != "inductor"]
+    if not rest:
+        raise UsageError(problem)
+    print(f"tcfuzz: {problem}; running {','.join(rest)} without inductor", file=sys.stderr)
+    return rest
+
+
 def check_threads(threads: int, interps: list[interpreters.Interpreter] | None = None) -> int:
     """``--threads K``: K >= 2, and (once ``interps`` are known) only with a
     free-threaded interpreter (the concurrency runs happen there; the others
@@ -192,6 +210,7 @@ def _new_config(args: argparse.Namespace) -> Any:
     for name, reason in chosen.unavailable.items():
         print(f"tcfuzz: Python {name} is unavailable: {reason}", file=sys.stderr)
     interps = check_device(device, chosen.interpreters)
+    backends = check_cpp_compiler(backends, device)
     seed = args.seed if args.seed is not None else daily_seed()
     name = f"{datetime.datetime.now().strftime('%Y%m%d-%H%M%S')}-seed{seed}"
     return CampaignConfig(
@@ -319,12 +338,14 @@ def cmd_repro(args: argparse.Namespace) -> int:
     elif args.markdown:
         from fuzz.report import issue
 
-        sys.stdout.write(issue.render_markdown(args.case, Path(args.case).read_text(), meta, outcomes, infos))
+        sys.stdout.write(issue.render_markdown(args.case, Path(args.case).read_text(), meta, outcomes, infos,
+                                               _issue_extras(args, interps, outcomes, infos)))
     else:
         print(_table(outcomes, meta, names, backends))
         print(f"\npattern: {pattern(outcomes, names, backends)}")
         for f in findings(outcomes):
-            sig = f.signature.with_features(program.source)  # a case is minimised: its features name the bug
+            # a case is minimised: its root cause names it (from the runs on the finding's backend)
+            sig = f.signature.with_root_cause(program.source, [o for o in outcomes if o.backend == f.backend])
             print(f"  {sig.describe()}  [{f.backend}] id {sig.id}")
         for o in outcomes:
             if o.verdict is Verdict.CRASH:
@@ -340,6 +361,30 @@ def cmd_repro(args: argparse.Namespace) -> int:
     return EXIT_FOUND if any(o.verdict.is_bug for o in outcomes) else EXIT_OK
 
 
+def _issue_extras(args: argparse.Namespace, interps: list[interpreters.Interpreter], outcomes: list[Outcome],
+                  infos: dict[str, Any]) -> Any:
+    """``repro --markdown``'s template fields (fuzz.report.issue.IssueExtras):
+    collect_env per interpreter, a TORCH_TRACE run under --log-dir, the
+    newest torch run and whether it reproduces there, the ablation unless
+    --no-ablation (minutes: python CASE per setting)."""
+    from fuzz.report import issue
+    from fuzz.triage import ablation
+
+    text = Path(args.case).read_text()
+    newest = max((info.torch for info in infos.values()), default="", key=lambda v: [
+        int(p) if p.isdigit() else 0 for p in re.split(r"[.+]", v)])
+    on_newest = {o.interpreter for o in outcomes if infos.get(o.interpreter) and infos[o.interpreter].torch == newest}
+    trace = ablation.torch_trace(text, interps[0], Path(args.log_dir) / f"trace-{Path(args.case).stem}") \
+        if interps else None
+    return issue.IssueExtras(
+        ablation=[] if args.no_ablation else ablation.run_ablation(text, interps),
+        collect_env={i.name: ablation.collect_env(i) for i in interps},
+        newest_torch=newest,
+        reproduces_on_newest=any(o.verdict.is_bug for o in outcomes if o.interpreter in on_newest) if newest else None,
+        trace_dir=str(trace.raw_dir) if trace else "", tlparse_dir=str(trace.tlparse_dir or "") if trace else "",
+        trace_note=trace.note if trace else "")
+
+
 def _save(program: Program, interps: list[interpreters.Interpreter], outcomes: list[Outcome], corpus_dir: Path, *,
           device: str, fullgraph: bool, infos: dict[str, Any]) -> None:
     """``repro --save``: file each bug (not graph break) the case shows into
@@ -352,7 +397,7 @@ def _save(program: Program, interps: list[interpreters.Interpreter], outcomes: l
         if f.signature.kind in (Kind.GRAPH_BREAK, Kind.GRAPH_BREAK_REGRESSION):
             continue
         case = filing.file_unreduced(program, f, interps, corpus_dir=corpus_dir, device=device, fullgraph=fullgraph,
-                                     torch_version=torch_version)
+                                     torch_version=torch_version, outcomes=outcomes)
         if case.filed:
             print(f"saved {case.path}")
         else:
@@ -456,7 +501,8 @@ def cmd_minimize(args: argparse.Namespace) -> int:
         except CouldNotMinimize as e:
             print(f"could not minimise {args.case}: {e}", file=sys.stderr)
             return EXIT_FOUND
-    text = render.render_case(program.with_source(result.source), target.signature.with_features(result.source),
+    text = render.render_case(program.with_source(result.source),
+                              target.signature.with_root_cause(result.source, check.shown or outcomes),
                               backend=target.backend, device=device, fullgraph=fullgraph)
     if args.output:
         Path(args.output).write_text(text)
@@ -540,6 +586,8 @@ def build_parser() -> argparse.ArgumentParser:
     repro.add_argument("case")
     repro.add_argument("--json", action="store_true")
     repro.add_argument("--markdown", action="store_true", help="print a block ready to paste into a PyTorch issue")
+    repro.add_argument("--no-ablation", action="store_true",
+                       help="with --markdown: skip the backend x dynamic x fullgraph ablation (python CASE per setting)")
     repro.add_argument("--save", metavar="CORPUS",
                        help="file each bug the case shows into this corpus folder as a seed case, unreduced")
     repro.add_argument("--bisect", action="store_true",
@@ -590,6 +638,9 @@ def build_parser() -> argparse.ArgumentParser:
     cov.add_argument("--generator", default="ours", help="ours (default), hypothesmith or mutation")
     cov.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
     cov.add_argument("--no-lines", action="store_true", help="opcodes only: skip running the programs")
+    cov.add_argument("--backend", default="eager", choices=("eager", "inductor"),
+                     help="compile with this for line coverage (default eager); inductor also reports aten_ops "
+                          "and the line coverage of torch/_inductor and torch/_functorch")
     cov.add_argument("--json", action="store_true", help="print JSON: {interpreters: {name: {...}}}")
     cov.set_defaults(func=cmd_coverage)
     return parser
@@ -606,7 +657,8 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     if args.programs < 1:
         raise UsageError(f"Expected --programs to be at least 1 but got --programs {args.programs}")
     measured = coverage.measure(interpreters.parse_list(args.python), programs=args.programs,
-                                generator=args.generator, seed=args.seed, lines=not args.no_lines)
+                                generator=args.generator, seed=args.seed, lines=not args.no_lines,
+                                backend=args.backend)
     if args.json:
         print(json.dumps(coverage.as_json(measured)))
     else:

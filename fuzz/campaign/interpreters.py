@@ -52,7 +52,9 @@ class Interpreter:
 
     def environ(self) -> dict[str, str]:
         """The scrubbed environment a worker of this interpreter runs with."""
-        keep = ("PATH", "HOME", "LANG", "LC_ALL", "USER", "LOGNAME", "TERM", "SYSTEMROOT", "LD_LIBRARY_PATH")
+        # CXX/CC: the compiler Inductor's C++ is built with (fuzz.campaign.toolchain)
+        keep = ("PATH", "HOME", "LANG", "LC_ALL", "USER", "LOGNAME", "TERM", "SYSTEMROOT", "LD_LIBRARY_PATH",
+                "CXX", "CC")
         # CUDA_*, NVIDIA_* and TRITON_* say where the GPU, its driver and Triton's caches are
         env = {k: v for k, v in os.environ.items()
                if k in keep or k.startswith(("TORCH", "TCFUZZ_", "CUDA_", "NVIDIA_", "TRITON_"))}

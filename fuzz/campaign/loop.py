@@ -28,6 +28,7 @@ from fuzz.corpus.filing import file_finding, known_signature_ids, torch_version_
 from fuzz.errors import UsageError
 from fuzz.generate.feedback import FeatureScheduler
 from fuzz.generate.mutate import load_donors
+from fuzz.generate import versions
 from fuzz.generate.sources import draw_program
 from fuzz.report.summary import build_summary, write_reports
 from fuzz.triage.signature import Finding, Kind, findings
@@ -196,11 +197,13 @@ class Campaign:
         config = self.config
         seed = config.seed_of(seq)
         backends = [b for b in config.backends if config.runs_on(seed, b)]
+        # a program using 3.14+ (3.15+) grammar runs only where it parses
+        interps = [i for i in config.interpreters if versions.runs_on(program.features, i.name)]
         tasks = [Task(program, i.name, b, config.device, config.fullgraph)
-                 for b in backends for i in config.interpreters]
+                 for b in backends for i in interps]
         if config.threads >= 2:
             tasks += [Task(program, i.name, b, config.device, config.fullgraph, threads=config.threads)
-                      for b in backends for i in config.interpreters if i.free_threaded]
+                      for b in backends for i in interps if i.free_threaded]
         return tasks
 
     def _fuzz(self, deadline_s: float | None) -> None:
@@ -247,6 +250,8 @@ class Campaign:
     def _next_program(self, seed: int) -> Program:
         """The program for ``seed`` from the configured source mix, steered by feedback."""
         weights = self.scheduler.choose() if self.config.feedback else None
+        # version-gated constructs up to the newest interpreter this campaign runs
+        weights = versions.gated_weights(weights, versions.newest(i.name for i in self.config.interpreters))
         return draw_program(seed, self.config.sources.pick(seed), weights=weights, donors=self.donors)
 
     def _classify(self, seq: int, program: Program, outcomes: list[Outcome]) -> None:

@@ -61,6 +61,11 @@ class Construct:
     compound: bool
     allowed: Callable[[Scope], bool] | None
     write: Callable[[StatementWriter, Scope], None]
+    # The oldest Python whose grammar or bytecode the kind needs (None: every
+    # interpreter under test). Such a kind is drawn only when the weights name
+    # it (``gated_weights``), and a program that uses it runs only on
+    # interpreters at least that new (``fuzz.generate.versions``).
+    min_python: tuple[int, int] | None = None
 
     def fits(self, scope: Scope, budget: int) -> bool:
         """May this kind be drawn in ``scope`` with ``budget`` statements left?"""
@@ -77,6 +82,7 @@ def construct(
     also: Mapping[str, str] | None = None,
     compound: bool = False,
     allowed: Callable[[Scope], bool] | None = None,
+    min_python: tuple[int, int] | None = None,
 ) -> Callable[[Callable[[StatementWriter, Scope], None]], Callable[[StatementWriter, Scope], None]]:
     """Register the decorated ``write(w, scope)`` as statement kind ``kind`` (see ``Construct``).
 
@@ -88,7 +94,7 @@ def construct(
     def register(write: Callable[[StatementWriter, Scope], None]) -> Callable[[StatementWriter, Scope], None]:
         if any(c.kind == kind for registered in _REGISTERED.values() for c in registered):
             raise ValueError(f"Expected a new statement kind but got kind={kind!r} twice")
-        entry = Construct(kind, weight, dict(features), dict(also or {}), compound, allowed, write)
+        entry = Construct(kind, weight, dict(features), dict(also or {}), compound, allowed, write, min_python)
         _REGISTERED.setdefault(write.__module__, []).append(entry)
         return write
 
@@ -127,6 +133,12 @@ class StatementWriter(Writer):
     ) -> None:
         super().__init__(draw, weights)
         self.statements = statements
+        # parameters f gets for tensor graphs (fuzz.generate.constructs_tensor): (name, inputs() expression)
+        self.tensor_inputs: list[tuple[str, str]] = []
+        # tensor-graph results at the top level of f, returned by f
+        self.tensor_outputs: list[str] = []
+        # operator-heavy graphs written so far
+        self.tensor_graphs = 0
 
     def body(self, scope: Scope, bounds: tuple[int, int]) -> None:
         """Between ``bounds[0]`` and ``bounds[1]`` statements (both included) in ``scope``."""
@@ -143,5 +155,7 @@ class StatementWriter(Writer):
             (entry, max(1, round(entry.weight * self.weights.get(entry.kind, 1.0))))
             for entry in self.statements
             if entry.fits(scope, self.budget)
+            # a version-gated kind only where the weights ask for it
+            and (entry.min_python is None or self.weights.get(entry.kind, 0.0) > 0)
         ]
         self.weighted(allowed).write(self, scope)

@@ -236,7 +236,10 @@ class TriageResult:
         shown = {(c.interpreter, c.backend) for c in cells if c.shows}
         name = name_pattern(shown, interps, self.backends)
         missing = [i for i in self.interpreters if i not in interps and any(c.interpreter == i for c in cells)]
-        return name + (f" (n/a: {', '.join(missing)})" if missing else "")
+        refused = [i for i in missing if any(c.interpreter == i and c.verdict == UNSUPPORTED for c in cells)]
+        absent = [i for i in missing if i not in refused]
+        notes = ([f"n/a: {', '.join(absent)}"] if absent else []) + ([f"unsupported: {', '.join(refused)}"] if refused else [])
+        return name + (f" ({'; '.join(notes)})" if notes else "")
 
     @property
     def run_releases(self) -> list[str]:
