@@ -29,7 +29,9 @@ def require_env(name: str) -> None:
 
 @pytest.fixture
 def available_pythons() -> list[str]:
-    names = [n for n in ("3.11", "3.12", "3.13", "3.13t") if env_python(n).exists()]
+    from fuzz.campaign.interpreters import DEFAULT_PYTHONS
+
+    names = [n for n in DEFAULT_PYTHONS if env_python(n).exists()]
     if not names:
         pytest.skip("no worker envs: run scripts/provision.sh")
     return names

@@ -42,7 +42,7 @@ def test_cuda_refused_where_no_interpreter_sees_a_gpu(capsys, monkeypatch, tmp_p
     from fuzz.campaign import interpreters
 
     monkeypatch.setattr(interpreters, "cuda_problem", lambda i: f"Python {i.name} (/x/python) sees no GPU")
-    monkeypatch.setattr(interpreters, "parse_list", lambda v: [interpreters.Interpreter("3.12", tmp_path / "python")])
+    monkeypatch.setattr(interpreters, "select", lambda v: ([interpreters.Interpreter("3.12", tmp_path / "python")], {}))
     assert cli.main(["run", "--device", "cuda", "--programs", "1", "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("tcfuzz: error: --device cuda: Python 3.12 (/x/python) sees no GPU") and "\n" not in err
