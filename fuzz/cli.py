@@ -525,6 +525,20 @@ def cmd_merge(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_corpus_status(args: argparse.Namespace) -> int:
+    from fuzz.corpus import status
+
+    root = Path(args.corpus)
+    if not root.is_dir():
+        raise UsageError(f"no corpus folder {root}: pass --corpus DIR")
+    standings = status.corpus_standings(root)
+    if args.json:
+        print(json.dumps([s.to_json() for s in standings], indent=2))
+    else:
+        print(status.render_table(standings, markdown=args.markdown))
+    return EXIT_OK
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from fuzz.report.summary import rebuild_reports
 
@@ -614,6 +628,15 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("--json", action="store_true", help="print the diff as JSON")
     output.add_argument("--markdown", action="store_true", help="print the diff as Markdown (a nightly post)")
     dif.set_defaults(func=cmd_diff)
+
+    standing = sub.add_parser("corpus-status", help="each corpus case live on the newest torch, fixed since a "
+                                                    "release, or 3.13t-only (from its recorded replays; "
+                                                    "scripts/refresh-corpus.sh replays them all)")
+    standing.add_argument("--corpus", default="corpus", help="corpus folder (default ./corpus)")
+    output = standing.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true")
+    output.add_argument("--markdown", action="store_true")
+    standing.set_defaults(func=cmd_corpus_status)
 
     mini = sub.add_parser("minimize", help="reduce a case, keeping its signature")
     common(mini)

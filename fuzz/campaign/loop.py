@@ -28,6 +28,7 @@ from fuzz.corpus.filing import file_finding, known_signature_ids, torch_version_
 from fuzz.errors import UsageError
 from fuzz.generate.feedback import FeatureScheduler
 from fuzz.generate.mutate import load_donors
+from fuzz.campaign.attribution import Attributor, attribute_all
 from fuzz.generate import versions
 from fuzz.generate.sources import draw_program
 from fuzz.report.summary import build_summary, write_reports
@@ -108,6 +109,7 @@ class Campaign:
                                  f"tcfuzz run --resume {config.out_dir}, or pass a new --out")
             self._load_progress()
         self.scheduler = FeatureScheduler()
+        self.attributor = Attributor(config.out_dir / "logs", device=config.device, fullgraph=config.fullgraph)
         self.donors = load_donors(config.corpus_dir)
 
     def _tick(self, phase: str | None = None) -> None:
@@ -153,6 +155,7 @@ class Campaign:
                     left_s = config.budget_s - (time.monotonic() - self.started)
                     deadline_s = config.budget_s - left_s * (1 - FUZZ_SHARE if config.minimise else 0.0)
                 self._fuzz(deadline_s)
+                self._attribute_new()
                 if config.minimise:
                     self._file_new_buckets()
                     self.new.clear()
@@ -162,6 +165,7 @@ class Campaign:
         finally:
             # a harness failure still leaves the report of what ran before it
             self.pool.close()
+            self.attributor.close()
             self.db.set_meta("feedback", self.scheduler.snapshot())
             finished_at = datetime.datetime.now(datetime.timezone.utc)
             summary = build_summary(self.db, name=config.name, started=started_at, finished=finished_at,
@@ -324,6 +328,21 @@ class Campaign:
             filed.add(refined)
             self.minimised.append({"id": finding.signature.id, **stats, "case": path,
                                    "standalone": dict(case.standalone) if case.standalone is not None else None})
+
+    def _attribute_new(self) -> None:
+        """Decide each new confounded bucket (on a free-threaded build and not
+        its GIL twin, or the reverse, whose torch releases differ) by its
+        deciding cell; stored in the meta ``attributions`` by bucket id."""
+        torch_of = {name: info.torch for name, info in self.pool.info.items()
+                    if name in {i.name for i in self.config.interpreters}}
+        known = self.db.meta().get("attributions", {})
+        todo = [(f, p) for f, p in self.new.values() if f.signature.id not in known]
+        if not todo:
+            return
+        self._tick("attributing")
+        found = attribute_all(self.attributor, todo, torch_of)
+        if found:
+            self.db.set_meta("attributions", {**known, **{k: v.to_json() for k, v in found.items()}})
 
     def _torch_version(self) -> str:
         return torch_version_of(self.pool.info)

@@ -1,8 +1,13 @@
 """``tcfuzz merge DIR... -o OUT``: one campaign from the results of its shards.
 
-Shards of one nightly run (``--shard I/N``, possibly one interpreter each) run
-side by side on different machines; each leaves a folder with its
-``campaign.sqlite`` and, with ``--corpus DIR/corpus``, the cases it filed.
+Shards of one nightly run (``--shard I/N``, each over every interpreter, with
+``--no-feedback``) run side by side on different machines; each leaves a
+folder with its ``campaign.sqlite`` and, with ``--corpus DIR/corpus``, the
+cases it filed. Shards with feedback on can draw different programs for the
+same seed (``fuzz.generate.feedback`` learns from what each shard found), so
+merge logs a warning for them: their merged buckets are not one campaign's.
+Shards of different devices (cpu, cuda) are refused: a run is one cell
+(program, interpreter, backend, threads) of one device.
 Merging is deterministic: the shard folders are read in sorted order and
 
 - programs are united by program id (interpreter-split shards run the same
@@ -58,6 +63,20 @@ def _open_shards(dirs: list[Path], out_dir: Path) -> list[tuple[Path, CampaignDB
     return shards
 
 
+def _check_comparable(shards: list[tuple[Path, CampaignDB]]) -> None:
+    """Refuse shards of different devices (UsageError); warn about shards that
+    ran with feedback on (their programs for a seed may differ)."""
+    configs = [(d, s.meta().get("config", {})) for d, s in shards]
+    devices = sorted({c.get("device", "cpu") for _, c in configs})
+    if len(devices) > 1:
+        by_device = ", ".join(f"{d.name}={c.get('device', 'cpu')}" for d, c in configs)
+        raise UsageError(f"shards ran on different devices ({by_device}): merge each device's shards apart")
+    steered = [d.name for d, c in configs if c.get("feedback") and tuple(c.get("shard") or (0, 1))[1] > 1]
+    if steered:
+        log.warning("shards %s ran with feedback on: a seed's program may differ between shards, so the merged "
+                    "buckets are not one campaign's (run the shards with --no-feedback)", ", ".join(steered))
+
+
 def _case_file(shard_dir: Path, case_path: str) -> Path | None:
     """A shard's case file: its recorded path, else the same file under the
     shard folder's corpus/ (an artifact copied from another machine)."""
@@ -73,11 +92,17 @@ def _case_file(shard_dir: Path, case_path: str) -> Path | None:
 def merge(dirs: list[Path], out_dir: Path, *, name: str | None = None) -> dict[str, Any]:
     """Merge shard folders into ``out_dir`` and write its reports; returns the
     summary (docs/design.md, "Files"). Raises UsageError for a folder without a
-    campaign database, or an output folder that already holds a campaign
-    that was not made by ``merge``."""
+    campaign database, shards of different devices, or an output folder that
+    already holds a campaign that was not made by ``merge``."""
     if not dirs:
         raise UsageError("Expected at least one shard folder: tcfuzz merge DIR... -o OUT")
     shards = _open_shards(dirs, out_dir)
+    try:
+        _check_comparable(shards)
+    except UsageError:
+        for _, shard in shards:
+            shard.close()
+        raise
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / DB_NAME
     if target.exists():

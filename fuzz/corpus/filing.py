@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.casefile import DEFAULT_TORCH
+from harness.outcome import Outcome
 from harness.program import Program
 from fuzz.campaign.interpreters import Interpreter
 from fuzz.campaign.workers import WorkerPool
@@ -33,7 +34,7 @@ class FiledCase:
     """What filing one finding came to.
 
     ``signature``: the signature the case shows (a divergence's carries the
-    language features of the filed program); ``path``: the corpus case, None
+    root cause of the filed program, fuzz.triage.rootcause); ``path``: the corpus case, None
     when nothing was filed (``reason`` says why); ``standalone``: the exit
     code of ``python CASE`` per interpreter name (None when it never ran);
     ``stats``: the reducer's statistics (``checks``, and after a reduction
@@ -66,8 +67,9 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names:
     except CouldNotMinimize:
         log.warning("bucket %s did not reproduce on the workers; not filed", sig.id)
         return FiledCase(sig, stats={"checks": check.calls}, reason="it did not reproduce on the workers")
-    # a wrong result buckets by the language features of its minimised program
-    sig = sig.with_features(result.source)
+    # a divergence buckets by its root cause: the minimised program's skeleton
+    # or the compiled exception that the check kept (fuzz.triage.rootcause)
+    sig = sig.with_root_cause(result.source, check.shown)
     text = render.render_case(program.with_source(result.source), sig, backend=finding.backend,
                               torch_version=torch_version, device=device, fullgraph=fullgraph)
     stats = {"lines_before": result.lines_before, "lines_after": result.lines_after, "checks": result.checks,
@@ -79,12 +81,13 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names:
 
 
 def file_unreduced(program: Program, finding: Finding, interpreters: list[Interpreter], *, corpus_dir: Path,
-                   device: str, fullgraph: bool, torch_version: str) -> FiledCase:
+                   device: str, fullgraph: bool, torch_version: str, outcomes: Sequence[Outcome] = ()) -> FiledCase:
     """File ``program`` as it is (no reduction) for ``finding``, once
     ``python CASE`` reproduces it on the signature's interpreters (those of
     ``interpreters`` it names; the others are not run): how public reports
-    become seed cases (``tcfuzz repro --save``)."""
-    sig = finding.signature.with_features(program.source)
+    become seed cases (``tcfuzz repro --save``); ``outcomes``: the runs that
+    showed it (their exception messages key a divergence that raised)."""
+    sig = finding.signature.with_root_cause(program.source, outcomes)
     text = render.render_case(program, sig, backend=finding.backend, torch_version=torch_version, device=device,
                               fullgraph=fullgraph)
     return file_case(text, sig, [i for i in interpreters if i.name in sig.interpreters], corpus_dir=corpus_dir,
@@ -124,16 +127,20 @@ def torch_version_of(infos: Mapping[str, Any]) -> str:
 
 
 def known_signature_ids(corpus_dir: Path) -> set[str]:
-    """Ids of the corpus's signatures, and of a divergence's signature without
-    its language features (what a campaign sees before minimisation): a
+    """Ids of the corpus's buckets, and of a divergence's signature without
+    its root cause (what a campaign sees before minimisation), for each
+    channel it was seen through (its own, and a merged case's ``observed``): a
     campaign that sees a known wrong-result signature again minimises only one
-    program of it (last), in case its features make it a different bug."""
+    program of it (last), in case its root cause makes it a different bug."""
     ids = set()
     for path in store.list_cases(corpus_dir):
         ids.add(path.stem)
         try:
-            key = store.read_case(path)[1].get("signature", "")
-            ids.add(Signature.parse(key).base().id)
+            table = store.read_case(path)[1]
+            sig = Signature.parse(table.get("signature", ""))
+            ids.add(sig.base().id)
+            # the other channels a merged bucket was seen through (its table's ``observed``)
+            ids.update(dataclasses.replace(sig, detail=str(o)).id for o in table.get("observed", []))
         except Exception as e:  # a malformed case is still known by its name
             log.warning("%s: %s", path, e)
     return ids

@@ -22,8 +22,15 @@ Three stages, each keeping only candidates that pass the check:
              22 oracle calls in that time, pysource-minimize 85); and it
              installs in the host venv (shrinkray needs Python >= 3.12);
   tidy       names (pysource-minimize's ``unique_name_N``), bare constants,
-             unused arguments of ``f`` and the matching inputs, and input
-             shapes shrunk towards 1.
+             unused imports, readable names for numbered ones (``t2`` ->
+             ``x``, ``it6`` -> ``it``: fuzz.reduce.names), unused arguments of
+             ``f`` and the matching inputs, and input shapes shrunk towards 1.
+The check (SignatureCheck) is the case's root cause, not only its coarse
+signature: a divergence keeps its exception fingerprint (types and message,
+fuzz.triage.rootcause), and eager keeps its kind of behaviour per call (it
+returned and keeps returning the same kind of value, or keeps raising the
+same type), so a candidate can neither drift to another bug that shares the
+coarse signature nor become a program that eager itself rejects.
 Every pass is named ``stage/pass`` and counts its checks and successes
 (``MinimizeResult.passes``). The result is never larger than the input.
 """
@@ -43,6 +50,7 @@ from harness.outcome import Outcome
 from harness.program import Program
 from fuzz.corpus.render import code_lines, program_body
 from fuzz.errors import CouldNotMinimize
+from fuzz.reduce import names
 from fuzz.triage.signature import Signature, causes, findings
 from fuzz.campaign.workers import RUN_TIMEOUT_S, Task, WorkerPool
 
@@ -103,6 +111,9 @@ class SignatureCheck:
         self.first, self.rest = inside[:1], inside[1:] + outside
         self.calls = 0
         self.timeout_s: float | None = None
+        self.root_key: tuple | None = None
+        self.behaviour: dict[str, str] = {}
+        self.shown: list[Outcome] = []  # the outcomes that set root_key: what filing keys the case by
 
     def _tasks(self, program: Program, names: list[str]) -> list[Task]:
         return [Task(program, n, self.backend, self.device, self.fullgraph, timeout_s=self.timeout_s) for n in names]
@@ -112,6 +123,19 @@ class SignatureCheck:
             longest_s = max(o.elapsed_s for o in outcomes)
             self.timeout_s = min(RUN_TIMEOUT_S, max(CANDIDATE_TIMEOUT_MIN_S, CANDIDATE_TIMEOUT_FACTOR * longest_s))
 
+    def _keeps_root_cause(self, outcomes: list[Outcome]) -> bool:
+        """Do ``outcomes`` show the case's root cause (fuzz.triage.rootcause):
+        the same exception fingerprint, and eager's kind of behaviour per call
+        (returned stays returned, an eager exception keeps its type)? The first
+        outcomes that hold set both."""
+        mine = [o for o in outcomes if o.interpreter in self.signature.interpreters and o.verdict.is_bug]
+        key, behaviour = root_key(mine, self.signature), dict(eager_behaviour(mine))
+        if self.root_key is None:
+            self.root_key, self.behaviour, self.shown = key, behaviour, mine
+        # calls that both plans make (a shape call goes when the inputs shrink to size 1)
+        same = all(behaviour[c] == self.behaviour[c] for c in behaviour.keys() & self.behaviour.keys())
+        return key == self.root_key and same
+
     def __call__(self, source: str) -> bool:
         self.calls += 1
         program = self.program.with_source(source)
@@ -119,7 +143,8 @@ class SignatureCheck:
         if not all(self.signature.cause in causes(o) for o in first):
             return False
         rest = self.pool.run_all(self._tasks(program, self.rest))
-        holds = any(f.signature == self.signature.base() for f in findings(first + rest))
+        holds = any(f.signature == self.signature.base() for f in findings(first + rest)) \
+            and self._keeps_root_cause(first + rest)
         if holds:
             self._learn_timeout(first + rest)
         return holds
@@ -138,10 +163,44 @@ class SignatureCheck:
         m = len(self.rest)
         result = [False] * len(sources)
         for r, k in enumerate(alive):
-            result[k] = any(f.signature == self.signature.base() for f in findings(firsts[k] + rest[r * m:(r + 1) * m]))
+            outs = firsts[k] + rest[r * m:(r + 1) * m]
+            result[k] = any(f.signature == self.signature.base() for f in findings(outs)) \
+                and self._keeps_root_cause(outs)
             if result[k]:
                 self._learn_timeout(firsts[k] + rest[r * m:(r + 1) * m])
         return result
+
+
+def root_key(outcomes: list[Outcome], signature: Signature) -> tuple:
+    """What of a divergence's root cause the outcomes carry: its exception
+    fingerprint (types and message template, fuzz.triage.rootcause), so a
+    candidate cannot drift to another exception that shares the coarse
+    signature; () for other kinds."""
+    if signature.kind != "divergence":
+        return ()
+    from fuzz.triage.rootcause import exception_fingerprint, message_template
+
+    fp = exception_fingerprint(outcomes)
+    return (fp.eager_type, fp.compiled_type, message_template(fp.message))
+
+
+def eager_behaviour(outcomes: list[Outcome]) -> tuple:
+    """Eager's kind of behaviour per call of the first outcome: the exception
+    type, "returned", or for a returned value the type its repr starts with
+    (``tensor``, ``list_reverseiterator``): a candidate that makes eager raise
+    what it did not, or return another kind of value, is another program."""
+    for o in outcomes:
+        if o.eager:
+            return tuple((r.label, r.exc_type or _value_kind(r.value)) for r in o.eager)
+    return ()
+
+
+_VALUE_KIND = re.compile(r"^[<(\[{]*\s*([A-Za-z_][\w.]*)?")
+
+
+def _value_kind(value: str) -> str:
+    match = _VALUE_KIND.match(value or "")
+    return f"returned {match.group(1) if match and match.group(1) else (value or '')[:1]}"
 
 
 def size(source: str) -> tuple[int, int]:
@@ -401,6 +460,8 @@ def tidy_passes(oracle: _Oracle, entry: str, inputs: str) -> None:
     passes: list[tuple[str, Callable[[str], list[str]]]] = [
         ("tidy/constants", lambda s: [tidy(s)]),
         ("tidy/names", lambda s: [rename_placeholders(s)]),
+        ("tidy/imports", lambda s: [names.drop_unused_imports(s)]),
+        ("tidy/readable-names", lambda s: [names.readable_names(s, entry, inputs)]),
         ("tidy/unused-inputs", lambda s: drop_unused_arguments(s, entry, inputs)),
         ("tidy/shapes", lambda s: smaller_shapes(s, inputs)),
     ]
@@ -409,16 +470,20 @@ def tidy_passes(oracle: _Oracle, entry: str, inputs: str) -> None:
         while True:
             source = oracle.best
             try:
-                candidates = [c for c in propose(source) if c != source and size(c) <= size(source)]
+                # a readable name may be longer: that pass may not add lines, the others may not grow
+                def fits(c: str, before: str = source, lines_only: bool = name == "tidy/readable-names") -> bool:
+                    return code_lines(c) <= code_lines(before) if lines_only else size(c) <= size(before)
+
+                candidates = [c for c in propose(source) if c != source and fits(c)]
             except (SyntaxError, ValueError):
                 break
             taken = False
             for ok, candidate in zip(oracle.many(candidates), candidates):
-                if ok and size(candidate) <= size(source):
+                if ok and fits(candidate):
                     oracle.best = candidate  # as small or smaller, and tidier
                     taken = True
                     break
-            if not taken or name in ("tidy/constants", "tidy/names"):
+            if not taken or name in ("tidy/constants", "tidy/names", "tidy/imports", "tidy/readable-names"):
                 break
 
 
@@ -486,7 +551,7 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
     stage("source", lambda: reduce_statements(oracle, keep, jobs), tidy_at)
     stage("source", lambda: reduce_with_pysource_minimize(oracle), tidy_at)
     stage("tidy", lambda: tidy_passes(oracle, entry, inputs), deadline)
-    result = oracle.best if size(oracle.best) <= size(body) else body
+    result = oracle.best if code_lines(oracle.best) <= code_lines(body) else body  # readable names may add characters
     return MinimizeResult(source=result, lines_before=code_lines(body), lines_after=code_lines(result),
                           checks=oracle.checks, accepted=oracle.accepted, elapsed_s=clock() - started,
                           complete=complete, passes=oracle.passes)

@@ -98,23 +98,47 @@ def render_markdown(summary: dict) -> str:
     if interpreters:
         lines.append("### Interpreters")
         table(["name", "version", "torch", "free-threaded", "GIL"], _interpreter_rows(interpreters))
+    unavailable = summary.get("unavailable") or {}
+    if unavailable:
+        lines.append("### Not run here")
+        table(["name", "why"], [[name, why] for name, why in unavailable.items()])
     by_backend = summary.get("programs_per_s_by_backend") or {}
     if by_backend:
         lines.append("### Programs/s by backend")
         table(["backend", "programs/s"], [[b, _num(r)] for b, r in by_backend.items()])
     lines.append("### Buckets")
     buckets = summary.get("buckets") or []
-    if buckets:
-        table(["", "kind", "stage", "detail", "interpreters", "count", "case"],
-              [["NEW" if b.get("new") else "", b.get("kind", ""), b.get("stage", ""),
-                b.get("detail", ""), _join(b.get("interpreters")), b.get("count", ""),
-                b.get("case") or "(not filed)"] for b in buckets])
-    else:
+    bugs = [b for b in buckets if b.get("standing") != "limitation"]
+    limitations = [b for b in buckets if b.get("standing") == "limitation"]
+
+    def rows(some: list[dict]) -> list[list]:
+        return [[_standing_label(b), b.get("kind", ""), b.get("stage", ""), b.get("detail", ""),
+                 _join(b.get("interpreters")) + _attribution(b), b.get("count", ""), b.get("upstream") or "",
+                 b.get("case") or "(not filed)"] for b in some]
+
+    header = ["", "kind", "stage", "detail", "interpreters", "count", "upstream", "case"]
+    if bugs:
+        table(header, rows(bugs))
+    elif not limitations:
         lines += ["No buckets.", ""]
+    if limitations:  # after the bugs, folded (GitHub renders <details> in Markdown)
+        lines += [f"<details><summary>{len(limitations)} graph breaks of documented Dynamo limitations</summary>",
+                  ""]
+        table(header, rows(limitations))
+        lines += ["</details>", ""]
     if summary.get("minimised"):
         lines.append("### Minimised")
         table(_MINIMISED_HEADER, _minimised_rows(summary["minimised"]))
     return "\n".join(lines)
+
+
+def _standing_label(bucket: dict) -> str:
+    """NEW, known, fixed since or limitation (fuzz.triage.known.Standing); a
+    summary without standings: NEW for a new bucket."""
+    standing = bucket.get("standing")
+    if standing is None:
+        return "NEW" if bucket.get("new") else ""
+    return {"new": "NEW", "known-open": "known", "fixed-since": "fixed since", "limitation": "limitation"}[standing]
 
 
 def render_html(summary: dict, cases: dict[str, str], runs: list[dict] | None = None) -> str:
@@ -166,7 +190,8 @@ def _buckets_section(summary: dict) -> str:
     rows = []
     for b in buckets:
         link = f"<a href='#b-{_h(b.get('id', ''))}'>{_h(b.get('id', ''))}</a>"
-        new = "<span class='new'>NEW</span>" if b.get("new") else ""
+        label = _standing_label(b)
+        new = f"<span class='new'>{label}</span>" if label == "NEW" else _h(label)
         shows = {(i, k) for i in b.get("interpreters") or [] for k in b.get("backends") or []}
         mini = _mini_matrix(_in_order(b["matrix"], order), backends, shows) if b.get("matrix") else ""
         rows.append([f"<td>{new}</td>", f"<td>{link}</td>", _cell(b.get("kind", ""), b.get("kind")),
@@ -396,3 +421,13 @@ def _write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _attribution(bucket: dict) -> str:
+    """" (free-threaded only: 3.13 with torch 2.12.0 does not show it)" for a
+    bucket decided by fuzz.campaign.attribution, else ""."""
+    a = bucket.get("attribution")
+    if not a:
+        return ""
+    shows = "shows it" if a.get("shows") else "does not show it"
+    return f" ({a.get('pattern')}: {a.get('interpreter')} with torch {a.get('release')} {shows})"

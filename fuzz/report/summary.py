@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import datetime
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
+from harness import casefile
 from harness.outcome import Outcome, Verdict
 from fuzz.campaign.database import CampaignDB
 from fuzz.errors import UsageError
 from fuzz.report import pages
 from fuzz.triage.signature import interpreter_order
+
+log = logging.getLogger(__name__)
 
 
 def build_summary(db: CampaignDB, *, name: str, started: datetime.datetime, finished: datetime.datetime,
@@ -50,7 +54,10 @@ def build_summary(db: CampaignDB, *, name: str, started: datetime.datetime, fini
             "interpreters": [i for i in b["interpreters"].split(",") if i], "backends": [b["backend"]],
             "count": b["count"], "case": b["case_path"], "new": bool(b["new"]),
             "matrix": matrix.get(b["key"], {}),
+            # free-threaded or torch release, decided by one more cell (fuzz.campaign.attribution)
+            "attribution": meta.get("attributions", {}).get(b["id"]),
         })
+    buckets = _with_standing(buckets, config.get("corpus_dir"))
     return {
         "campaign": name,
         "started": started.isoformat(timespec="seconds"),
@@ -69,6 +76,10 @@ def build_summary(db: CampaignDB, *, name: str, started: datetime.datetime, fini
                    "gil_enabled": _gil(outcomes, name, info["gil_enabled"])}
             for name, info in sorted(meta.get("interpreters", {}).items(), key=lambda kv: interpreter_order(kv[0]))
         },
+        # the matrix's cells this campaign could not run, name -> why
+        # (fuzz.campaign.cells: not provisioned, no wheel, torch.compile refuses it)
+        "matrix": config.get("matrix", "newest"),
+        "unavailable": config.get("unavailable", {}),
         "backends": config.get("backends", []),
         "device": config.get("device", "cpu"),
         "seed": config.get("seed"),
@@ -82,6 +93,27 @@ def build_summary(db: CampaignDB, *, name: str, started: datetime.datetime, fini
         # many produced a bucket (fuzz.generate.feedback)
         "features": meta.get("feedback", {}).get("features", {}),
     }
+
+
+def _with_standing(buckets: list[dict[str, Any]], corpus_dir: str | None) -> list[dict[str, Any]]:
+    """``buckets`` with their ``standing`` and ``upstream`` issue
+    (fuzz.triage.known, from the corpus's known-issues.toml) in report order:
+    new, known-open, fixed-since, then documented limitations."""
+    from fuzz.triage import known
+
+    try:
+        issues = known.load(Path(corpus_dir)) if corpus_dir else known.KnownIssues()
+    except ValueError as e:
+        log.warning("%s", e)
+        issues = known.KnownIssues()
+    for b in buckets:
+        status = ""
+        if b.get("case") and Path(b["case"]).exists():
+            status = str(casefile.read_table(Path(b["case"]).read_text()).get("status", ""))
+        b["standing"] = known.standing(b, issues, status).value
+        issue = issues.issue_of(str(b.get("id", "")))
+        b["upstream"] = issue.issue if issue else ""
+    return known.ordered(buckets)
 
 
 def _gil(outcomes: list[Outcome], interpreter: str, at_start: bool) -> bool:

@@ -1,4 +1,6 @@
-"""The language features of a program: what a wrong-result signature is made of.
+"""The language features of a program (what a wrong-result signature was made
+of before root-cause keys, fuzz.triage.rootcause; kept as the "before" of
+the dedup measurement in tests/unit/test_rootcause.py).
 
 A wrong result leaves no stack to bucket by, so after minimisation it is
 bucketed by what remains of the program: the AST node kinds, the builtins it

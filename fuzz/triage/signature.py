@@ -11,9 +11,13 @@ per kind:
                   "exception-message:Type"), then "@call" where the first
                   differing call was not the first ("@cached", "@guard",
                   "@shape": harness.execute's call plan); after minimisation,
-                  the program's language features in braces
-                  ("value {For, zip()}", fuzz.triage.language), since a wrong result
-                  has no stack to bucket by
+                  its root cause in braces (fuzz.triage.rootcause:
+                  "stdout {wrong-result: def f(): ...#1a2b3c4d}", "exception:
+                  None->AttributeError {raises AttributeError: 'tuple_iterator'
+                  object has no attribute 'send'}"). What was observed before
+                  the braces is a label: the bucket (``bucket_key``, ``id``) is
+                  the root cause alone, so one bug seen through a value, printed
+                  text, grad mode or a later backward is one bucket
   compile-error   "OuterError(InnerError)@torch/<file>:<function>"
   crash           "SIGSEGV@<innermost frame, torch preferred>", or for a CUDA
                   fault "CUDA error: <what>@<phase>:<kernel or frame>"
@@ -28,15 +32,21 @@ per kind:
                   "<gb_type> [absent on 3.11, 3.12]": a graph break that shows
                   on some interpreters (the signature's set) and not on others
                   that traced the same program (match or divergence verdict on
-                  the same backend); it replaces the plain graph-break finding
+                  the same backend); it replaces the plain graph-break finding.
+                  When interpreters break one program differently, only the
+                  first difference of their break sequences (user line,
+                  gb_type) is a finding (``first_difference``); the breaks
+                  after it are its ``consequences``, not buckets of their own
 Graph breaks from explicit ``torch._dynamo.graph_break()`` calls are planted by
 the generator and are not findings.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import enum
+import functools
 import hashlib
 import re
 from collections.abc import Iterable
@@ -124,9 +134,31 @@ class Signature:
         return f"{self.kind.value}|{self.stage}|{self.detail}|{','.join(self.interpreters)}"
 
     @property
+    def root(self) -> str:
+        """A minimised divergence's root cause (the text in its detail's
+        braces), else ""."""
+        if self.kind is not Kind.DIVERGENCE or FEATURES_OPEN not in self.detail:
+            return ""
+        return self.detail.split(FEATURES_OPEN, 1)[1].removesuffix("}")
+
+    @property
+    def observed(self) -> str:
+        """What a run reported (the detail before the root cause): a label."""
+        return self.detail.split(FEATURES_OPEN, 1)[0] if self.kind is Kind.DIVERGENCE else self.detail
+
+    @property
+    def bucket_key(self) -> str:
+        """The key a bucket is known by: ``key``, but for a minimised
+        divergence its root cause stands for the detail (the observation
+        channel and call are labels, not part of it)."""
+        if self.root:
+            return f"{self.kind.value}|{self.stage}|{{{self.root}}}|{','.join(self.interpreters)}"
+        return self.key
+
+    @property
     def id(self) -> str:
-        """First 12 hex digits of the SHA-256 of the key (the corpus file name)."""
-        return hashlib.sha256(self.key.encode()).hexdigest()[:12]
+        """First 12 hex digits of the SHA-256 of ``bucket_key`` (the corpus file name)."""
+        return hashlib.sha256(self.bucket_key.encode()).hexdigest()[:12]
 
     @property
     def cause(self) -> tuple[str, str]:
@@ -142,16 +174,27 @@ class Signature:
         return dataclasses.replace(self, detail=self.detail.split(FEATURES_OPEN, 1)[0]) \
             if self.kind is Kind.DIVERGENCE else self
 
-    def with_features(self, source: str) -> Signature:
-        """A divergence's signature with the language features of ``source``
-        (its minimised program) in the detail; other kinds are returned as
-        they are. Raises SyntaxError if ``source`` does not parse."""
-        if self.kind is not Kind.DIVERGENCE:
+    def with_root_cause(self, source: str, outcomes: Iterable[Outcome] = ()) -> Signature:
+        """A divergence's signature with the root cause of ``source`` (its
+        minimised program) in braces after what was observed
+        (fuzz.triage.rootcause); ``outcomes``: the runs that showed it, whose
+        exception messages key a divergence that raised (without them the
+        skeleton stands in). Other kinds are returned as they are. Raises
+        SyntaxError if ``source`` does not parse."""
+        if self.kind is not Kind.DIVERGENCE or self.observed.startswith(THREADS_PREFIX):
             return self
-        from fuzz.triage.language import features_text, language_features
+        from fuzz.triage.rootcause import exception_fingerprint, root_cause
 
-        text = features_text(language_features(source))
-        return dataclasses.replace(self.base(), detail=f"{self.base().detail}{FEATURES_OPEN}{text}}}")
+        base = self.base()
+        mine = [o for o in outcomes if o.verdict is Verdict.DIVERGENCE and bug_detail(o) == base.detail
+                and (not self.interpreters or o.interpreter in self.interpreters)]
+        cause = root_cause(base.detail, source, stage=self.stage.split("@", 1)[0],
+                           fingerprint=exception_fingerprint(mine))
+        return dataclasses.replace(base, detail=f"{base.detail}{FEATURES_OPEN}{cause.text}}}")
+
+    def with_features(self, source: str, outcomes: Iterable[Outcome] = ()) -> Signature:
+        """The former name of ``with_root_cause``."""
+        return self.with_root_cause(source, outcomes)
 
     @classmethod
     def parse(cls, key: str) -> Signature:
@@ -203,10 +246,71 @@ def causes(outcome: Outcome) -> set[tuple[Kind, str]]:
 
 @dataclasses.dataclass(frozen=True)
 class Finding:
-    """A signature plus the backend it was attributed to (the lowest on the ladder)."""
+    """A signature plus the backend it was attributed to (the lowest on the
+    ladder); for a graph-break regression, ``consequences``: the later breaks
+    that differ because of it ("3.12: Data-dependent branching at line 9"),
+    listed with it and not buckets of their own."""
 
     signature: Signature
     backend: str
+    consequences: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class FirstDifference:
+    """Where interpreters' sequences of graph breaks (user line, gb_type)
+    first differ: the earliest break there (``gb_type`` at ``lineno``), the
+    interpreters that break so, and the breaks from there on that follow
+    from it (not reached, or reached in another frame)."""
+
+    gb_type: str
+    lineno: int
+    interpreters: tuple[str, ...]
+    consequences: tuple[str, ...]
+
+
+def break_sequence(outcome: Outcome) -> list[tuple[int, str]]:
+    """An outcome's graph breaks in the order Dynamo reported them, as (user
+    line, normalised gb_type), planted ones left out."""
+    seq = []
+    for gb in outcome.graph_breaks:
+        gb_type = normalise(gb.gb_type or gb.reason)
+        if gb_type and gb_type not in PLANTED_GB_TYPES:
+            seq.append((gb.lineno, gb_type))
+    return seq
+
+
+def first_difference(outcomes: Iterable[Outcome]) -> FirstDifference | None:
+    """The first difference between the break sequences of ``outcomes`` (one
+    backend's runs that traced the program, one per interpreter), None where
+    every interpreter broke the same way.
+
+    The breaks every interpreter has (the same user line and gb_type, as
+    often) are left out of each sequence; what remains is where they differ.
+    The first remaining break of each interpreter is a candidate, and the
+    earliest by user line (then gb_type) is the finding: every other
+    remaining break, on any interpreter, is a consequence (not reached, or
+    reached in another frame)."""
+    seqs = {o.interpreter: break_sequence(o) for o in outcomes}
+    if len(seqs) < 2 or len({tuple(v) for v in seqs.values()}) <= 1:
+        return None
+    counts = [collections.Counter(v) for v in seqs.values()]
+    common = functools.reduce(lambda a, b: a & b, counts)
+    rest: dict[str, list[tuple[int, str]]] = {}
+    for name, seq in seqs.items():
+        left = collections.Counter(common)
+        rest[name] = []
+        for entry in seq:
+            if left[entry]:
+                left[entry] -= 1
+            else:
+                rest[name].append(entry)
+    lineno, gb_type = min(v[0] for v in rest.values() if v)
+    interps = tuple(sorted((n for n, v in rest.items() if v and v[0] == (lineno, gb_type)), key=interpreter_order))
+    consequences = tuple(sorted({f"{n}: {g} at line {line}" for n, v in rest.items()
+                                 for k, (line, g) in enumerate(v) if not (k == 0 and n in interps)},
+                                key=lambda text: (interpreter_order(text.split(":", 1)[0]), text)))
+    return FirstDifference(gb_type, lineno, interps, consequences)
 
 
 def findings(outcomes: Iterable[Outcome]) -> list[Finding]:
@@ -221,23 +325,39 @@ def findings(outcomes: Iterable[Outcome]) -> list[Finding]:
     """
     where: dict[tuple[Kind, str], dict[str, set[str]]] = {}
     traced: dict[str, set[str]] = {}
+    traced_runs: dict[str, list[Outcome]] = {}
     devices: dict[tuple[Kind, str], set[str]] = {}
     for outcome in outcomes:
         if outcome.verdict in _TRACED:
             traced.setdefault(outcome.backend, set()).add(outcome.interpreter)
+            if not outcome.threads:
+                traced_runs.setdefault(outcome.backend, []).append(outcome)
         for cause in causes(outcome):
             where.setdefault(cause, {}).setdefault(outcome.backend, set()).add(outcome.interpreter)
             devices.setdefault(cause, set()).add(outcome.device)
     result = []
+    regressions: dict[str, set[str]] = {}  # backend -> gb_types absent somewhere that traced
+    for (kind, detail), by_backend in where.items():
+        if kind is Kind.GRAPH_BREAK:
+            lowest = min(by_backend, key=lambda b: (ladder_rank(b), b))
+            if traced.get(lowest, set()) - by_backend[lowest]:
+                regressions.setdefault(lowest, set()).add(detail)
+    firsts = {b: first_difference(traced_runs.get(b, [])) for b in regressions}
     for (kind, detail), by_backend in sorted(where.items()):
         lowest = min(by_backend, key=lambda b: (ladder_rank(b), b))
         interps = tuple(sorted(by_backend[lowest], key=interpreter_order))
         if kind is Kind.GRAPH_BREAK:  # Dynamo's, whatever the backend: checked with the cheapest
             absent = sorted(traced.get(lowest, set()) - by_backend[lowest], key=interpreter_order)
+            consequences: tuple[str, ...] = ()
             if absent:
+                first = firsts.get(lowest)
+                if first is not None and first.gb_type in regressions[lowest]:
+                    if first.gb_type != detail:
+                        continue  # it follows from the first difference: listed with that one
+                    consequences = first.consequences
                 detail = f"{detail}{ABSENT_ON}{', '.join(absent)}]"
                 kind = Kind.GRAPH_BREAK_REGRESSION
-            result.append(Finding(Signature(kind, "dynamo", detail, interps), "eager"))
+            result.append(Finding(Signature(kind, "dynamo", detail, interps), "eager", consequences))
         else:
             # the ladder's backends are stages of one compiler: the lowest that
             # shows a bug names its stage; any other backend (planted, torch's

@@ -93,7 +93,8 @@ def test_replay_reports_known_failures_and_fails_on_a_regression(tmp_path):
     assert "1 failed, 1 passed, 1 xfailed" in out and "REGRESSION" in out and fixed.name in out, out
     assert f"FIXED: {store.case_path(tmp_path, gone)} no longer reproduces on 3.12" in out, out
     _, meta = store.read_case(fixed)
-    assert meta["replay"] == {"3.12/2.12.0": "reproduces"}
+    ((key, result),) = meta["replay"].items()  # "<python>/<the env's torch>"
+    assert key.startswith("3.12/") and result == "reproduces"
 
 
 def test_a_hanging_case_exits_1_with_the_stack_of_the_hang(tmp_path):

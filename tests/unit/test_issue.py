@@ -31,6 +31,13 @@ def test_repro_markdown_has_case_versions_observed_expected_and_command(capsys, 
 
     infos_by_name = infos
     monkeypatch.setattr(cli, "_run_matrix", fake_matrix)
+    from fuzz.triage import ablation
+
+    cells = [ablation.Cell(b, d, g, {"3.12": "reproduces" if b == "eager" else "passes", "3.13": "passes"})
+             for b in ablation.BACKENDS for d in ablation.DYNAMIC for g in ablation.FULLGRAPH]
+    monkeypatch.setattr(ablation, "run_ablation", lambda text, interps: cells)
+    monkeypatch.setattr(ablation, "collect_env", lambda interp: f"PyTorch version: 2.12.0\nPython version: {interp.name}")
+    monkeypatch.setattr(ablation, "torch_trace", lambda text, interp, out: ablation.Trace(out / "raw", out / "tlparse"))
     monkeypatch.setattr(interpreters, "parse_list", lambda v: [interpreters.Interpreter(n, tmp_path / "python")
                                                               for n in ("3.12", "3.13")])
     code = cli.main(["repro", str(path), "--markdown", "--python", "3.12,3.13"])
@@ -41,3 +48,25 @@ def test_repro_markdown_has_case_versions_observed_expected_and_command(capsys, 
     assert "| 3.12 | 3.12.1 | 2.12.0+cu130 | no |" in out
     assert "| 3.12 | tcfuzz_add_one | divergence | tensor([1.8415, 1.8415, 1.8415]) | tensor([0.8415, 0.8415, 0.8415]) |" in out
     assert "| 3.13 | tcfuzz_add_one | match |" in out
+    # the pt2-bug-report template's fields
+    assert "Suggested label: `topic: fuzzer`" in out and "#### 🐛 Describe the bug" in out
+    assert "fp64_ref" in out and "default tolerances" in out and "fallback_random = True" in out
+    assert "| backend | dynamic | fullgraph | 3.12 | 3.13 |" in out
+    assert "| eager | True | False | reproduces | passes |" in out and "| inductor | True | True | passes | passes |" in out
+    assert len([line for line in out.splitlines() if line.startswith(("| eager |", "| aot_eager |", "| inductor |"))]) == 12
+    assert "Reproduces on torch 2.12.0+cu130 (the newest release run)." in out
+    assert "tlparse output (attach the folder, zipped):" in out and "/tlparse`" in out and "/raw`" in out
+    assert "<details><summary>3.12</summary>" in out and "Python version: 3.13" in out
+    assert "#### Error logs: observed vs expected" in out
+
+
+def test_the_ablation_rewrites_the_case_s_runner_settings_and_compile_call():
+    from fuzz.triage import ablation
+
+    sig = Signature("divergence", "dynamo", "value", ("3.12",))
+    text = render.render_case(Program(PROGRAM), sig, backend="eager")
+    case = ablation.variant(text, backend="inductor", dynamic=True, fullgraph=True)
+    assert 'BACKEND = "inductor"' in case and "FULLGRAPH = True" in case
+    assert "fullgraph=FULLGRAPH, dynamic=True)" in case and 'BACKEND = "eager"' not in case
+    assert ablation.variant(PROGRAM, backend="eager", dynamic=False, fullgraph=False) is None
+    assert [ablation.verdict_of(c) for c in (0, 1, -9)] == ["passes", "reproduces", "hangs"]

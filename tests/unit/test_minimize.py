@@ -130,3 +130,64 @@ def test_a_failure_inside_pysource_minimize_keeps_the_best_so_far():
                              stages=("source", "tidy"))
     assert "*" in result.source and code_lines(result.source) <= code_lines(source)
     assert "source/pysource-minimize" in result.passes
+
+
+class _ScriptedPool:
+    """A pool whose outcome for a candidate is what ``script(source)`` says:
+    (eager CallResults, compiled CallResults, error_type)."""
+
+    def __init__(self, script):
+        self.script = script
+
+    def run_all(self, tasks):
+        from harness.outcome import Outcome, Verdict
+
+        outs = []
+        for t in tasks:
+            eager, compiled, error_type = self.script(t.program.source)
+            outs.append(Outcome(program_id="p", interpreter=t.interpreter, backend=t.backend,
+                                verdict=Verdict.DIVERGENCE, aspect="exception" if error_type else "value",
+                                error_type=error_type, eager=eager, compiled=compiled))
+        return outs
+
+
+def test_the_check_keeps_the_compiled_exception_and_eager_s_kind_of_behaviour():
+    from harness.outcome import CallResult
+    from harness.program import Program
+    from fuzz.reduce.pipeline import SignatureCheck
+    from fuzz.triage.signature import Signature
+
+    send = "'tuple_iterator' object has no attribute 'send'"
+    script = {
+        "case": ([CallResult("fresh", "None")], [CallResult("fresh", exc_type="AttributeError", exc_message=send)],
+                 "None->AttributeError"),
+        # the same coarse signature, another bug: another message
+        "drifted": ([CallResult("fresh", "None")],
+                    [CallResult("fresh", exc_type="AttributeError", exc_message="'list' object has no attribute 'x'")],
+                    "None->AttributeError"),
+        # the same compiled exception, but now eager returns a tensor instead of None
+        "eager changed": ([CallResult("fresh", "tensor([1.])")],
+                          [CallResult("fresh", exc_type="AttributeError", exc_message=send)], "None->AttributeError"),
+        "smaller": ([CallResult("fresh", "None")], [CallResult("fresh", exc_type="AttributeError", exc_message=send)],
+                    "None->AttributeError"),
+    }
+    sig = Signature("divergence", "dynamo", "exception:None->AttributeError", ("3.12",))
+    check = SignatureCheck(_ScriptedPool(lambda s: script[s]), Program(source="case"), sig, "eager", ["3.12"])
+    assert check("case")
+    assert not check("drifted") and not check("eager changed") and check("smaller")
+    assert check.shown and check.shown[0].compiled[0].exc_message == send
+
+
+def test_tidy_drops_unused_imports_and_gives_numbered_names_readable_ones():
+    from fuzz.reduce.names import drop_unused_imports, readable_names
+
+    source = ("import torch\nimport math\nimport typing\n\ndef f(t0, n):\n    def gen1(v):\n        yield v\n"
+              "    it2 = gen1(t0)\n    ctx3 = torch.no_grad()\n    it4 = reversed([n])\n    try:\n"
+              "        next(it2)\n    except StopIteration as e5:\n        pass\n    return math.pi, it4, ctx3\n\n"
+              "def inputs():\n    return (torch.randn(1), 2)\n")
+    tidied = readable_names(drop_unused_imports(source))
+    assert "import typing" not in tidied and "import math" in tidied and "import torch" in tidied
+    assert "def f(x, n):" in tidied and "def gen_fn(v):" in tidied and "gen = gen_fn(x)" in tidied
+    assert "ctx = torch.no_grad()" in tidied and "it = reversed([n])" in tidied and "as e:" in tidied
+    compile(tidied, "tidied", "exec")
+    assert readable_names("def f(x):\n    total = x\n    return total\n") == "def f(x):\n    total = x\n    return total\n"

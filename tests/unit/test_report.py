@@ -81,7 +81,7 @@ def test_markdown_headline_and_tables() -> None:
     assert "| divergence | 3 |" in md
     assert "| 3.13t | 3.13.5 | 2.12.0+cu130 | yes | no |" in md
     assert "| inductor | 0.2 |" in md
-    assert f"| NEW | divergence | dynamo | value | 3.11, 3.13t | 3 | {CASE} |" in md
+    assert f"| NEW | divergence | dynamo | value | 3.11, 3.13t | 3 |  | {CASE} |" in md
 
 
 def test_minimisation_statistics_rendered() -> None:
@@ -95,7 +95,7 @@ def test_markdown_escapes_pipes_in_cells() -> None:
     assert "| graph-break | dynamo | a\\|b | 3.11 | 7 |" in md
     # Every table row has the same number of unescaped separators as its header.
     bucket_rows = [l for l in md.splitlines() if "graph-break | dynamo" in l]
-    assert len(re.findall(r"(?<!\\)\|", bucket_rows[0])) == 8
+    assert len(re.findall(r"(?<!\\)\|", bucket_rows[0])) == 9
 
 
 def test_html_escapes_case_source() -> None:
@@ -206,3 +206,29 @@ def test_html_shows_each_case_source() -> None:
     source = "import torch\ndef f(x):\n    return x.sin()\n"
     page = pages.render_html(sample_summary(), {CASE: source})
     assert f"<summary>{CASE}</summary><pre>import torch\ndef f(x):\n    return x.sin()\n</pre>" in page
+
+
+def test_buckets_are_listed_new_then_known_open_then_fixed_since_and_limitations_folded_last(tmp_path: Path) -> None:
+    from fuzz.report.summary import _with_standing
+
+    (tmp_path / "known-issues.toml").write_text(
+        '[cases."fixed000001"]\nissue = "https://github.com/pytorch/pytorch/issues/1"\nstate = "fixed"\n'
+        '[cases."open00000001"]\nissue = "https://github.com/pytorch/pytorch/issues/2"\n'
+        '[merged]\n"oldid0000001" = { into = "open00000001", reason = "same root cause" }\n'
+        '[limitations]\ngb_types = ["Data-dependent branching"]\n')
+    buckets = [
+        {"id": "fixed000001", "kind": "divergence", "detail": "value", "new": False, "count": 9},
+        {"id": "gb0000000001", "kind": "graph-break", "detail": "Data-dependent branching", "new": True, "count": 50},
+        {"id": "oldid0000001", "kind": "divergence", "detail": "stdout", "new": True, "count": 1},
+        {"id": "brandnew0001", "kind": "crash", "detail": "SIGSEGV", "new": True, "count": 1},
+    ]
+    ordered = _with_standing(buckets, str(tmp_path))
+    assert [(b["id"], b["standing"]) for b in ordered] == [
+        ("brandnew0001", "new"), ("oldid0000001", "known-open"), ("fixed000001", "fixed-since"),
+        ("gb0000000001", "limitation")]
+    assert ordered[1]["upstream"].endswith("/issues/2")
+    summary = {**sample_summary(), "buckets": [{**b, "interpreters": ["3.12"], "stage": "dynamo"} for b in ordered]}
+    md = pages.render_markdown(summary)
+    assert md.index("SIGSEGV") < md.index("| known |") < md.index("| fixed since |")
+    assert md.index("| fixed since |") < md.index("<details><summary>1 graph breaks of documented Dynamo limitations")
+    assert md.index("<details><summary>") < md.index("Data-dependent branching |")

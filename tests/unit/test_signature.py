@@ -137,18 +137,22 @@ def test_backends_off_the_ladder_are_compilers_of_their_own():
                       ("tcfuzz_add_one", "tcfuzz_add_one", ("3.12",))]
 
 
-def test_a_divergence_signature_carries_the_features_of_its_minimised_program():
+def test_a_divergence_signature_carries_the_root_cause_of_its_minimised_program():
     from fuzz.triage.signature import Signature
 
     base = Signature("divergence", "dynamo", "value", ("3.11", "3.12"))
-    loop = base.with_features("import torch\ndef f(x):\n    for i in reversed(range(2)):\n        x = x + i\n"
-                              "    return x\ndef inputs():\n    return (torch.ones(2),)\n")
-    ctx = base.with_features("import torch\ndef f(x):\n    with torch.no_grad():\n        return x * 2\n")
-    assert loop.detail == "value {For, range(), reversed()}"
-    assert loop.key != ctx.key and loop.cause == ctx.cause == ("divergence", "value")
+    loop = base.with_root_cause("import torch\ndef f(x):\n    for i in reversed(range(2)):\n        x = x + i\n"
+                                "    return x\ndef inputs():\n    return (torch.ones(2),)\n")
+    ctx = base.with_root_cause("import torch\ndef f(x):\n    with torch.no_grad():\n        return x * 2\n")
+    assert loop.detail.startswith("value {wrong-result: def f():; .for v1 in reversed(range(C)):")
+    assert loop.key != ctx.key and loop.id != ctx.id and loop.cause == ctx.cause == ("divergence", "value")
     assert loop.base() == base and Signature.parse(loop.key) == loop
+    # the channel is a label: the same program seen through printed text is the same bucket
+    printed = Signature("divergence", "dynamo", "stdout@guard", ("3.11", "3.12")).with_root_cause(
+        "import torch\ndef f(x):\n    for i in reversed(range(2)):\n        x = x + i\n    print(x)\n")
+    assert printed.key != loop.key and printed.id == loop.id and printed.observed == "stdout@guard"
     crash = Signature("crash", "dynamo", "SIGSEGV@torch/x.py:f", ("3.12",))
-    assert crash.with_features("x = 1\n") == crash
+    assert crash.with_root_cause("x = 1\n") == crash and crash.id == Signature.parse(crash.key).id
 
 
 def test_signature_check_bounds_candidate_runs_by_the_case_s_own_run_time():
@@ -248,3 +252,44 @@ def test_a_crash_s_phase_is_not_in_its_key_but_a_cuda_fault_s_frame_names_it():
     assert sorted(f.signature.key for f in findings([crash, fault])) == [
         "crash|inductor@cuda|CUDA error: illegal memory access@fp64:triton_poi_fused_add|3.12",
         "crash|inductor|SIGABRT|3.12"]
+
+
+def test_a_graph_break_regression_is_its_first_difference_and_later_breaks_are_its_consequences():
+    """As in program b7fa0656a8d75085: 3.13 breaks early reading an undefined
+    local and so never reaches the data-dependent branch 3.12 breaks on."""
+    from fuzz.triage.signature import first_difference
+
+    early = GraphBreak(gb_type="Attempted to read undefined local variable", reason="x", lineno=5)
+    branch = GraphBreak(gb_type="Data-dependent branching", reason="y", lineno=9)
+    later = GraphBreak(gb_type="Unsupported method call", reason="z", lineno=12)
+    common = GraphBreak(gb_type="Attempt to trace generator", reason="g", lineno=2)
+    outs = [outcome("3.12", "eager", graph_breaks=[common, branch, later]),
+            outcome("3.13", "eager", graph_breaks=[common, early])]
+    first = first_difference(outs)
+    assert (first.gb_type, first.lineno, first.interpreters) == ("Attempted to read undefined local variable", 5,
+                                                                  ("3.13",))
+    assert first.consequences == ("3.12: Data-dependent branching at line 9", "3.12: Unsupported method call at line 12")
+    sigs = {f.signature.detail: f for f in findings(outs)}
+    assert set(sigs) == {"Attempt to trace generator", "Attempted to read undefined local variable [absent on 3.12]"}
+    assert sigs["Attempted to read undefined local variable [absent on 3.12]"].consequences == first.consequences
+    # the same breaks everywhere: no first difference, no regression
+    assert first_difference([outcome("3.12", "eager", graph_breaks=[branch]),
+                             outcome("3.13", "eager", graph_breaks=[branch])]) is None
+    # one interpreter breaks, the other traced it whole: that break is the finding
+    [only] = findings([outcome("3.12", "eager", graph_breaks=[branch]), outcome("3.13", "eager")])
+    assert only.signature.detail == "Data-dependent branching [absent on 3.13]" and only.consequences == ()
+
+
+def test_breaks_every_interpreter_has_do_not_hide_the_first_difference_behind_them():
+    from fuzz.triage.signature import first_difference
+
+    a = GraphBreak(gb_type="Attempt to trace generator", reason="a", lineno=2)
+    extra = GraphBreak(gb_type="Missing bytecode handler", reason="x", lineno=5)
+    b = GraphBreak(gb_type="Unsupported method call", reason="b", lineno=9)
+    # 3.11 has one more break before a break both have: that shift is no consequence
+    first = first_difference([outcome("3.11", "eager", graph_breaks=[a, extra, b]),
+                              outcome("3.12", "eager", graph_breaks=[a, b])])
+    assert (first.gb_type, first.interpreters, first.consequences) == ("Missing bytecode handler", ("3.11",), ())
+    [f] = [f for f in findings([outcome("3.11", "eager", graph_breaks=[a, extra, b]),
+                                outcome("3.12", "eager", graph_breaks=[a, b])]) if f.signature.kind == "graph-break-regression"]
+    assert f.signature.detail == "Missing bytecode handler [absent on 3.12]"

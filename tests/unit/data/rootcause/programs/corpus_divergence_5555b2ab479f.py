@@ -1,0 +1,18 @@
+import torch
+
+def f(t1):
+    t4 = torch.cos(t1)
+
+    def gen1(v):
+        total = v
+        yield torch.tanh(total)
+        return 0
+    it2 = gen1(t4)
+    next(it2)
+    try:
+        it2.send(None)
+    except StopIteration as stop:
+        stop.value + 0
+
+def inputs():
+    return (torch.randn(0),)
