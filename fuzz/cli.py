@@ -114,6 +114,10 @@ def check_device(device: str, interps: list[interpreters.Interpreter]) -> list[i
             raise UsageError(f"--device cuda: {'; '.join(problems)}. Run on a machine with an NVIDIA GPU "
                              "(scripts/gpu-check.sh), pass --python the path of a python whose torch sees one, "
                              "or use --device cpu")
+        with ThreadPoolExecutor(max_workers=len(interps) or 1) as probes:
+            for problem in probes.map(interpreters.triton_problem, interps):
+                if problem:  # per interpreter: Inductor's runs there will fail, the other backends are fine
+                    print(f"tcfuzz: warning: {problem}", file=sys.stderr)
     return interps
 
 

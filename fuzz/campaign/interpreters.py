@@ -225,6 +225,31 @@ def for_device(interpreters: Iterable[Interpreter], device: str) -> list[Interpr
     return [dataclasses.replace(i, env=i.env + tuple(kv for kv in extra if kv not in i.env)) for i in interpreters]
 
 
+_PROBE_TRITON = """
+try:
+    import triton
+    print("ok", triton.__version__)
+except Exception as e:
+    print("missing", type(e).__name__ + ": " + str(e).splitlines()[0] if str(e) else type(e).__name__)
+"""
+
+
+def triton_problem(interpreter: Interpreter, *, timeout_s: float = CUDA_PROBE_TIMEOUT_S) -> str:
+    """Why Inductor on a GPU cannot generate Triton kernels in ``interpreter``'s
+    env ("" if ``import triton`` works there): asked of the env, one line."""
+    try:
+        proc = subprocess.run([str(interpreter.python), "-c", _PROBE_TRITON], capture_output=True, text=True,
+                              timeout=timeout_s, env=interpreter.environ(), stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"Python {interpreter.name}: cannot ask whether Triton imports ({e})"
+    answer = proc.stdout.strip()
+    if proc.returncode == 0 and answer.startswith("ok"):
+        return ""
+    reason = answer.removeprefix("missing").strip() or (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    return (f"Python {interpreter.name} ({interpreter.python}): Triton cannot be imported ({reason}), so Inductor "
+            "on cuda fails there: install the triton that matches its torch, or drop inductor for it")
+
+
 _PROBE_BACKENDS = """
 import json, torch._dynamo
 print(json.dumps(sorted(torch._dynamo.list_backends(exclude_tags=()))))

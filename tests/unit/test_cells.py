@@ -100,3 +100,16 @@ def test_workers_inherit_cxx(monkeypatch, tmp_path):
     monkeypatch.setenv("CXX", "clang++")
     monkeypatch.setenv("TCFUZZ_CACHE", str(tmp_path))
     assert Interpreter("3.12", tmp_path / "python").environ()["CXX"] == "clang++"
+
+
+def test_a_gpu_run_where_triton_cannot_be_imported_says_so_per_interpreter(tmp_path, monkeypatch, capsys):
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho \"missing ModuleNotFoundError: No module named 'triton'\"\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("TCFUZZ_CACHE", str(tmp_path))
+    broken = Interpreter("3.14", fake)
+    problem = interpreters.triton_problem(broken)
+    assert problem.startswith("Python 3.14") and "No module named 'triton'" in problem and "\n" not in problem
+    monkeypatch.setattr(interpreters, "cuda_problem", lambda i: "")
+    assert cli.check_device("cuda", [broken])  # the run goes on: only Inductor fails there
+    assert "warning: Python 3.14" in capsys.readouterr().err
