@@ -24,7 +24,7 @@ from fuzz.campaign import interpreters as interpreter_specs
 from fuzz.campaign import torch_envs
 from fuzz.campaign.workers import Task, WorkerPool
 from fuzz.errors import HarnessError
-from fuzz.triage.signature import Finding, Signature, findings
+from fuzz.triage.signature import ABSENT_ON, Finding, Kind, Signature, findings
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,12 @@ def pattern_of(sig: Signature, cell: tuple[str, str, str], shows: bool, torch_of
 
 
 def same_finding(sig: Signature, outcome: Outcome) -> bool:
-    """Whether ``outcome`` shows ``sig``'s finding (kind, stage and detail)."""
+    """Whether ``outcome`` shows ``sig``'s finding (kind, stage and detail).
+    A graph-break regression needs two interpreters to be a finding, so on the
+    one deciding cell it shows when the cell breaks with its gb_type."""
+    if sig.kind is Kind.GRAPH_BREAK_REGRESSION:
+        gb_type = sig.detail.split(ABSENT_ON, 1)[0]
+        return any((g.gb_type or g.reason) == gb_type for g in outcome.graph_breaks)
     return any((f.signature.kind, f.signature.stage, f.signature.detail) == (sig.kind, sig.stage, sig.detail)
                for f in findings([outcome]))
 

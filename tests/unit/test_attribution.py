@@ -50,3 +50,13 @@ def test_the_attributor_runs_the_cell_once_and_names_the_pattern(tmp_path, monke
                                                                                   "torch 2.12.0 only")
     assert [(t.interpreter, t.backend) for t in runs] == [("3.13", "eager")]
     assert attributor.attribute(Finding(sig("3.12", "3.13", "3.13t"), "eager"), Program("x = 1\n"), TORCH) is None
+
+
+def test_a_graph_break_regression_shows_on_the_deciding_cell_when_it_breaks_with_its_gb_type():
+    from harness.outcome import GraphBreak
+
+    regression = Signature("graph-break-regression", "dynamo", "Dynamic shape operator [absent on 3.13]", ("3.13t",))
+    breaks = Outcome(program_id="p", interpreter="3.13", backend="eager", verdict=Verdict.MATCH,
+                     graph_breaks=[GraphBreak("Dynamic shape operator", "x")])
+    clean = Outcome(program_id="p", interpreter="3.13", backend="eager", verdict=Verdict.MATCH)
+    assert attribution.same_finding(regression, breaks) and not attribution.same_finding(regression, clean)
