@@ -15,8 +15,11 @@ everything else with ``==`` on a normalised snapshot (addresses removed).
 from __future__ import annotations
 
 import collections.abc
+import enum
+import hashlib
 import math
 import re
+import reprlib
 import types
 from typing import Any, NamedTuple
 
@@ -30,6 +33,17 @@ HALF_TOLERANCE = 1e-2
 MAX_REPR_CHARS = 400
 # Most items drained from a returned generator or iterator.
 MAX_DRAINED_ITEMS = 1000
+# Most items (scalars, tensors, container entries) one snapshot copies; a
+# container that would take it past this is digested instead (``Digest``),
+# so a program returning a list of ten million ints costs a hash, not a copy.
+MAX_SNAPSHOT_ITEMS = 20_000
+# Items of a huge container whose reprs go into its digest.
+MAX_DIGEST_ITEMS = 50_000
+
+# Bounded reprs (reprlib's default limits on items shown, strings at most
+# MAX_REPR_CHARS characters): a self-referential or huge value has a short repr.
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = MAX_REPR_CHARS
 
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+|0x[0-9a-fA-F]{6,}")
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:/[\w.+-]+)+\.py\b")
@@ -108,47 +122,207 @@ def drain(value: Any) -> Any:
     return Drained(kind, tuple(items), returned)
 
 
-def snapshot(value: Any, depth: int = 0) -> Any:
-    """A detached copy of ``value`` that later mutation cannot change.
+class TensorKind(NamedTuple):
+    """Snapshot of a tensor that is not a plain strided one: ``kind`` names
+    what it is ("subclass <module>.<Class>", "sparse_coo", "quantized
+    torch.qint8 per_tensor_affine", "meta", ...) and ``data`` holds what
+    compares: the plain strided tensor (the subclass's data read with torch
+    function handling disabled, the dense values, the dequantised values) or,
+    for a meta tensor, its shape and dtype as text. The kind compares exactly,
+    the data by the tensor rules."""
 
-    Tensors are detached and cloned (with their gradient, for a leaf that has
-    one); lists, tuples, dicts and sets are copied recursively; objects with a
-    ``__dict__`` become ``(type name, public attributes)``; anything else
-    becomes its normalised repr.
-    """
+    kind: str
+    data: Any
+
+
+class Opaque(NamedTuple):
+    """Snapshot of a value that could not be read (its ``__repr__``,
+    ``__eq__`` or an attribute raised, or it is a tensor torch cannot copy):
+    its type and why. Two Opaque snapshots of one type and reason are equal,
+    so such a value is compared by type only; ``reason`` is recorded in the
+    Outcome (``Outcome.incomparable``)."""
+
+    type_name: str
+    reason: str
+
+
+class Digest(NamedTuple):
+    """Snapshot of a container with more than MAX_SNAPSHOT_ITEMS items: its
+    type, length and the SHA-256 of the normalised reprs of its first
+    MAX_DIGEST_ITEMS items (a huge value is compared by digest, not text)."""
+
+    type_name: str
+    length: int
+    sha256: str
+
+
+class Incomparable(Exception):
+    """Two snapshots could not be compared (torch raised on a tensor kind it
+    does not handle). ``harness.execute`` records the message in
+    ``Outcome.incomparable`` and counts the aspect as equal: never a finding,
+    never a harness failure."""
+
+
+def safe_repr(value: Any) -> str:
+    """``repr(value)`` bounded by reprlib (at most MAX_REPR_CHARS characters,
+    self-reference shown as ``[...]``), or ``<T: repr raised E>`` when the
+    value's ``__repr__`` raises (an int of more than sys.get_int_max_str_digits
+    digits raises ValueError too)."""
+    try:
+        return _REPR.repr(value)
+    except BaseException as e:  # the program's __repr__: any exception is data
+        return f"<{type_name(value)}: repr raised {type(e).__name__}>"
+
+
+def safe_str(exc: BaseException) -> str:
+    """``str(exc)``, or ``<T whose __str__ raised E>`` when it raises (a
+    program's exception is recorded by its type then)."""
+    try:
+        text = str(exc)
+        return text if isinstance(text, str) else f"<{type_name(exc)} whose __str__ returned no str>"
+    except BaseException as e:
+        return f"<{type_name(exc)} whose __str__ raised {type(e).__name__}>"
+
+
+def type_name(value: Any) -> str:
+    """``module.Qualname`` of ``type(value)`` (builtins without a module)."""
+    cls = type(value)
+    module = getattr(cls, "__module__", None)
+    qualname = getattr(cls, "__qualname__", None) or cls.__name__
+    return qualname if module in (None, "builtins") else f"{module}.{qualname}"
+
+
+# Exact builtin scalar types that a snapshot keeps as they are; subclasses
+# are converted to these by the base type's own method (so a program's
+# ``__eq__``/``__int__`` is never called by a comparison).
+_SCALARS = {bool: bool, int: int.__int__, float: float.__float__, complex: complex.__complex__,
+            str: str.__str__, bytes: lambda b: bytes(memoryview(b))}
+
+
+class _Snapshot:
+    """One snapshot walk: ids on the current path (cycles become
+    ``"<cycle>"``) and the items taken so far (past MAX_SNAPSHOT_ITEMS a
+    container is digested)."""
+
+    def __init__(self) -> None:
+        self.path: set[int] = set()
+        self.items = 0
+
+    def take(self, value: Any, depth: int) -> Any:
+        try:
+            return self._take(value, depth)
+        except BaseException as e:  # a program's __getattr__, __iter__, __repr__...: the value is opaque
+            return Opaque(type_name(value), f"{type(e).__name__} while reading it")
+
+    def _take(self, value: Any, depth: int) -> Any:
+        import torch
+
+        self.items += 1
+        cls = type(value)
+        if value is None or cls in (bool, int, float, complex, str, bytes):
+            return value
+        if isinstance(value, torch.Tensor):
+            return _snapshot_tensor(value)
+        if cls in (TensorWithGrad, Drained, TensorKind, Opaque, Digest):
+            return value
+        for base, convert in _SCALARS.items():
+            if isinstance(value, base):  # a subclass: its type, then its builtin value
+                return (type_name(value), convert(value))
+        if depth > 8:
+            return "<deep>"
+        if isinstance(value, (torch.dtype, torch.device, torch.Size)):
+            return repr(value)
+        if isinstance(value, enum.Enum):
+            return f"{type_name(value)}.{value.name}"
+        if id(value) in self.path:
+            return "<cycle>"
+        self.path.add(id(value))
+        try:
+            return self._container(value, depth)
+        finally:
+            self.path.discard(id(value))
+
+    def _container(self, value: Any, depth: int) -> Any:
+        cls = type(value)
+        base = next((b for b in (list, tuple, dict, set, frozenset) if isinstance(value, b)), None)
+        if base is not None and self.items + base.__len__(value) > MAX_SNAPSHOT_ITEMS:
+            return digest(value)
+        if base in (list, tuple):  # the builtin iteration: a subclass's __iter__ is not called
+            items = [self.take(v, depth + 1) for v in base.__iter__(value)]
+            return cls(items) if cls in (list, tuple) else (type_name(value), tuple(items))
+        if isinstance(value, dict):
+            pairs = list(dict.items(value))
+            if all(type(k) in (str, int, bool, type(None)) for k, _ in pairs):
+                return {k: self.take(v, depth + 1) for k, v in pairs}
+            return ("dict", tuple((self.take(k, depth + 1), self.take(v, depth + 1)) for k, v in pairs))
+        if isinstance(value, (set, frozenset)):
+            return ("set", sorted(normalise_text(safe_repr(v)) for v in value))
+        if callable(value) and isinstance(getattr(value, "__name__", None), str):
+            return f"<callable {value.__name__}>"
+        attrs = getattr(value, "__dict__", None)
+        if isinstance(attrs, dict) and not isinstance(value, type):
+            public = {k: self.take(v, depth + 1) for k, v in list(attrs.items())
+                      if isinstance(k, str) and not k.startswith("_")}
+            return (type_name(value), public)
+        return normalise_text(safe_repr(value))
+
+
+def _snapshot_tensor(value: Any) -> Any:
+    """A detached copy of tensor ``value`` (see ``snapshot``); a tensor kind
+    that cannot be copied becomes ``Opaque``."""
     import torch
 
-    if depth > 8:
-        return "<deep>"
-    if isinstance(value, torch.Tensor):
+    try:
+        cls = type(value)
+        if cls is not torch.Tensor:
+            # a subclass (nn.Parameter too): its type, then its plain data, read
+            # with the subclass's __torch_function__ out of the way
+            with torch._C.DisableTorchFunctionSubclass():
+                plain = value.as_subclass(torch.Tensor)
+            return TensorKind(f"subclass {type_name(value)}", _snapshot_tensor(plain))
+        if value.is_meta:
+            return TensorKind("meta", f"shape={list(value.shape)} dtype={value.dtype}")
+        if value.is_quantized:
+            return TensorKind(f"quantized {value.dtype} {value.qscheme()}", _snapshot_tensor(value.dequantize()))
         if value.layout != torch.strided:
-            return normalise_text(repr(value))
+            return TensorKind(str(value.layout).removeprefix("torch."), _snapshot_tensor(value.to_dense()))
         copy = value.detach().clone()
         if value.requires_grad and copy.is_floating_point():
             copy.requires_grad_()
         if value.is_leaf and value.requires_grad and value.grad is not None:
-            return TensorWithGrad(copy, value.grad.detach().clone())
+            return TensorWithGrad(copy, _snapshot_tensor(value.grad.detach()))
         return copy
-    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
-        return value
-    if isinstance(value, (TensorWithGrad, Drained)):
-        return value
-    if isinstance(value, (list, tuple)):
-        return type(value)(snapshot(v, depth + 1) for v in value) if type(value) in (list, tuple) else (
-            type(value).__name__, tuple(snapshot(v, depth + 1) for v in value))
-    if isinstance(value, dict):
-        return {k: snapshot(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (set, frozenset)):
-        return ("set", sorted(normalise_text(repr(v)) for v in value))
-    if isinstance(value, (torch.dtype, torch.device, torch.Size)):
-        return repr(value)
-    if callable(value) and hasattr(value, "__name__"):
-        return f"<callable {value.__name__}>"
-    attrs = getattr(value, "__dict__", None)
-    if isinstance(attrs, dict) and not isinstance(value, type):
-        public = {k: snapshot(v, depth + 1) for k, v in attrs.items() if not k.startswith("_")}
-        return (type(value).__name__, public)
-    return normalise_text(repr(value))
+    except Exception as e:  # a wrapper subclass without storage, a nested or functorch tensor...
+        return Opaque(type_name(value), f"tensor not copied: {type(e).__name__}")
+
+
+def digest(value: Any) -> Digest:
+    """The ``Digest`` of a huge list, tuple, dict or set (a subclass's own
+    ``__iter__`` and ``__len__`` are not called)."""
+    h = hashlib.sha256()
+    base = next(b for b in (list, tuple, dict, set, frozenset) if isinstance(value, b))
+    items = dict.items(value) if base is dict else base.__iter__(value)
+    for i, item in enumerate(items):
+        if i >= MAX_DIGEST_ITEMS:
+            break
+        h.update(normalise_text(safe_repr(item)).encode("utf-8", "replace"))
+    return Digest(type_name(value), base.__len__(value), h.hexdigest())
+
+
+def snapshot(value: Any) -> Any:
+    """A detached copy of ``value`` that later mutation cannot change and
+    that compares without running any of the program's code.
+
+    Tensors are detached and cloned (with their gradient, for a leaf that has
+    one); a tensor subclass, sparse, quantised or meta tensor becomes a
+    ``TensorKind`` (its kind, then its plain data); lists, tuples, dicts and
+    sets are copied recursively (a cycle becomes "<cycle>", past
+    MAX_SNAPSHOT_ITEMS items a ``Digest``); objects with a ``__dict__``
+    become ``(type name, public attributes)``; subclasses of int, float,
+    str... ``(type name, builtin value)``; anything else its normalised
+    repr. Whatever cannot be read becomes ``Opaque``. Never raises.
+    """
+    return _Snapshot().take(value, 0)
 
 
 def _like(fp64: Any, ref: Any) -> Any:
@@ -196,8 +370,18 @@ def values_match(ref: Any, res: Any, fp64_ref: Any = None) -> bool:
 
     ``fp64_ref`` is the same value computed with float64 inputs (or None): it
     decides float tensors that differ beyond the tolerance, as in
-    ``torch._dynamo.utils.same``.
+    ``torch._dynamo.utils.same``. Raises Incomparable (one line, the torch
+    error) when torch cannot compare two tensors of a kind it does not handle.
     """
+    try:
+        return _match(ref, res, fp64_ref)
+    except Incomparable:
+        raise
+    except Exception as e:
+        raise Incomparable(f"{type(e).__name__}: {safe_str(e).splitlines()[0] if safe_str(e) else ''}"[:200]) from None
+
+
+def _match(ref: Any, res: Any, fp64_ref: Any) -> bool:
     import torch
 
     fp64_ref = _like(fp64_ref, ref)
@@ -209,10 +393,10 @@ def values_match(ref: Any, res: Any, fp64_ref: Any = None) -> bool:
         return False
     if isinstance(ref, (list, tuple)):
         fp64s = fp64_ref if fp64_ref is not None else [None] * len(ref)
-        return len(ref) == len(res) and all(values_match(a, b, c) for a, b, c in zip(ref, res, fp64s))
+        return len(ref) == len(res) and all(_match(a, b, c) for a, b, c in zip(ref, res, fp64s))
     if isinstance(ref, dict):
         return list(ref) == list(res) and all(
-            values_match(ref[k], res[k], None if fp64_ref is None else fp64_ref[k]) for k in ref)
+            _match(ref[k], res[k], None if fp64_ref is None else fp64_ref[k]) for k in ref)
     if isinstance(ref, float):
         if math.isnan(ref) or math.isnan(res):
             return math.isnan(ref) and math.isnan(res)
@@ -242,11 +426,24 @@ def has_float(value: Any) -> bool:
 
 
 def describe(value: Any) -> str:
-    """A short, stable repr of a snapshot for reports (at most MAX_REPR_CHARS)."""
+    """A short, stable repr of a snapshot for reports (at most MAX_REPR_CHARS); never raises."""
+    try:
+        return _describe(value)[:MAX_REPR_CHARS]
+    except Exception as e:
+        return f"<{type_name(value)}: {type(e).__name__} while describing it>"
+
+
+def _describe(value: Any) -> str:
     import torch
 
     if isinstance(value, TensorWithGrad):
         text = f"{describe(value.tensor)} grad={describe(value.grad)}"
+    elif isinstance(value, TensorKind):
+        text = f"<{value.kind} {describe(value.data)}>"
+    elif isinstance(value, Opaque):
+        text = f"<{value.type_name}: {value.reason}>"
+    elif isinstance(value, Digest):
+        text = f"<{value.type_name} of {value.length} items, sha256 {value.sha256[:12]}>"
     elif isinstance(value, Drained):
         text = f"<{value.kind} yielded {describe(list(value.items))} returned {describe(value.returned)}>"
     elif isinstance(value, torch.Tensor):
@@ -262,5 +459,5 @@ def describe(value: Any) -> str:
     elif isinstance(value, dict):
         text = "{" + ", ".join(f"{k!r}: {describe(v)}" for k, v in value.items()) + "}"
     else:
-        text = repr(value)
-    return text[:MAX_REPR_CHARS]
+        text = safe_repr(value)
+    return text

@@ -70,14 +70,14 @@ def fault_text(exc: BaseException) -> str:
     for item in cause_chain(exc):
         if type(item).__name__ == "OutOfMemoryError":
             continue
-        match = _FAULT_TEXT.search(str(item))
+        match = _FAULT_TEXT.search(compare.safe_str(item))  # a program's __str__ may raise
         if match:
             what = (match.group("what") or match.group("status")).strip().rstrip(".")
             if "out of memory" in what:  # an allocation failed; the context lives on
                 continue
             return "CUDA error: " + compare.normalise_text(what)[:160]
         if type(item).__name__ == "AcceleratorError":
-            return "CUDA error: " + compare.normalise_text(str(item).split("\n", 1)[0])[:160]
+            return "CUDA error: " + compare.normalise_text(compare.safe_str(item).split("\n", 1)[0])[:160]
     return ""
 
 

@@ -18,6 +18,7 @@ the run, module globals, class attributes and closure cells.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import logging
 import os
@@ -28,7 +29,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness import compare, device as devices, inputs as input_variants, observe
+from harness import compare, device as devices, inputs as input_variants, observe, state
 from harness.plan import Call, CallPlan, is_program_class, reset_global_state
 from harness.backends import resolve_backend, stance_of
 from harness.outcome import Aspect, CallResult, Outcome, Phase, Verdict
@@ -37,6 +38,25 @@ from harness.tracebacks import cause_chain, torch_location
 
 log = logging.getLogger(__name__)
 
+# Characters of a call's printed text kept in its CallResult; the rest is
+# compared by its length and SHA-256 (a program that prints in a loop must
+# not make a reply of gigabytes).
+MAX_STDOUT_CHARS = 20_000
+# Entries of Outcome.incomparable and Outcome.state_left kept.
+MAX_NOTES = 20
+
+
+class _NoReference(Exception):
+    """The float64 variant of the inputs could not be made: no fp64 run."""
+
+
+def printed_text(text: str) -> str:
+    """``text`` as a CallResult keeps it: whole up to MAX_STDOUT_CHARS
+    characters, else its start, its length and the SHA-256 of all of it."""
+    if len(text) <= MAX_STDOUT_CHARS:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
+    return f"{text[:MAX_STDOUT_CHARS]}\n[... {len(text)} characters in all, sha256 {digest}]"
 
 
 class _Capture(io.StringIO):
@@ -62,11 +82,13 @@ class _Run:
     calls: list[_Call] = field(default_factory=list)
     globals_after: Any = None
     plan: tuple[Call, ...] = ()  # harness.plan's calls, in order
+    undone: list[str] = field(default_factory=list)  # attributes the calls rebound, put back after each
 
 
 def qualified_name(exc_type: type) -> str:
-    module = exc_type.__module__
-    return exc_type.__qualname__ if module == "builtins" else f"{module}.{exc_type.__qualname__}"
+    module = getattr(exc_type, "__module__", None)
+    qualname = getattr(exc_type, "__qualname__", None) or exc_type.__name__
+    return qualname if module in ("builtins", None) else f"{module}.{qualname}"
 
 
 def is_torch_error(exc: BaseException) -> bool:
@@ -121,10 +143,13 @@ def root_error_type(exc: BaseException) -> str:
     frame is always Dynamo's ``unimplemented``: the ``gb_type`` tells the
     breaks apart), else the type."""
     outer = type(exc).__name__
-    gb_type = getattr(exc, "gb_type", None)
+    try:
+        gb_type = getattr(exc, "gb_type", None)
+        inner = getattr(exc, "inner_exception", None) or exc.__cause__
+    except Exception:  # a program's exception with a __getattr__ that raises
+        return outer
     if isinstance(gb_type, str) and gb_type:
         return f"{outer}[{gb_type}]"
-    inner = getattr(exc, "inner_exception", None) or exc.__cause__
     return f"{outer}({type(inner).__name__})" if inner is not None and type(inner) is not type(exc) else outer
 
 
@@ -150,10 +175,11 @@ def load_module(program: Program, path: str) -> types.ModuleType:
     try:
         with contextlib.redirect_stdout(_Capture()):
             exec(code, module.__dict__)
-    except Exception as e:
-        raise ProgramError(f"the program raised while loading: {type(e).__name__}: {e}") from None
+    except BaseException as e:  # SystemExit and KeyboardInterrupt too: the program's
+        raise ProgramError(f"the program raised while loading: {type(e).__name__}: "
+                           f"{compare.safe_str(e)}"[:500]) from None
     for function in (program.entry, program.inputs):
-        if not callable(getattr(module, function, None)):
+        if not callable(module.__dict__.get(function)):
             raise program.missing(function)
     return module
 
@@ -169,39 +195,47 @@ def deterministic_settings() -> None:
 
 
 def global_state() -> tuple:
-    """Torch's process-wide state that a call can leak: grad mode, default
-    dtype, inference mode, deterministic algorithms."""
-    import torch
-
-    return (torch.is_grad_enabled(), str(torch.get_default_dtype()), torch.is_inference_mode_enabled(),
-            torch.are_deterministic_algorithms_enabled())
+    """Torch's process-wide state that a call can leak (harness.state.torch_modes:
+    grad, inference and forward-AD modes, default dtype and device, autocast
+    with its dtype and nesting, torch function and dispatch modes, anomaly
+    mode, deterministic algorithms, matmul precision; not Dynamo's stance,
+    which the harness sets for the compiled run of some backends)."""
+    return state.torch_modes()
 
 
 def _globals_snapshot(module: types.ModuleType) -> Any:
     """Module globals that are data, public attributes of the module's classes,
     and the closure cells of its functions."""
     out: dict[str, Any] = {}
-    for k, v in module.__dict__.items():
-        if k.startswith("__") or isinstance(v, types.ModuleType):
-            continue
-        if is_program_class(v, module):
-            attrs = {a: compare.snapshot(x) for a, x in vars(v).items()
-                     if not a.startswith("_") and not callable(x) and not isinstance(x, (property, classmethod,
-                                                                                        staticmethod))}
-            if attrs:
-                out[f"class {k}"] = attrs
-        elif isinstance(v, types.FunctionType):
-            if v.__closure__:
-                cells = []
-                for cell in v.__closure__:
-                    try:
-                        cells.append(compare.snapshot(cell.cell_contents))
-                    except ValueError:  # an empty cell
-                        cells.append("<empty>")
-                out[f"cells {k}"] = cells
-        elif not callable(v):
-            out[k] = compare.snapshot(v)
+    for k, v in list(module.__dict__.items()):
+        try:
+            _snapshot_global(module, k, v, out)
+        except Exception as e:  # a program's class with a metaclass or descriptor that raises
+            out[k] = compare.Opaque(compare.type_name(v), f"{type(e).__name__} while reading it")
     return out
+
+
+def _snapshot_global(module: types.ModuleType, k: str, v: Any, out: dict[str, Any]) -> None:
+    """Add global ``k`` (value ``v``) of ``module`` to ``out`` as ``_globals_snapshot`` does."""
+    if not isinstance(k, str) or k.startswith("__") or isinstance(v, types.ModuleType):
+        return
+    if is_program_class(v, module):
+        attrs = {a: compare.snapshot(x) for a, x in vars(v).items()
+                 if not a.startswith("_") and not callable(x) and not isinstance(x, (property, classmethod,
+                                                                                    staticmethod))}
+        if attrs:
+            out[f"class {k}"] = attrs
+    elif isinstance(v, types.FunctionType):
+        if v.__closure__:
+            cells = []
+            for cell in v.__closure__:
+                try:
+                    cells.append(compare.snapshot(cell.cell_contents))
+                except ValueError:  # an empty cell
+                    cells.append("<empty>")
+            out[f"cells {k}"] = cells
+    elif not callable(v):
+        out[k] = compare.snapshot(v)
 
 
 def _make_inputs(module: types.ModuleType, program: Program) -> Any:
@@ -210,9 +244,9 @@ def _make_inputs(module: types.ModuleType, program: Program) -> Any:
     try:
         with contextlib.redirect_stdout(_Capture()):
             return getattr(module, program.inputs)()
-    except Exception as e:
+    except BaseException as e:  # SystemExit and KeyboardInterrupt too: the program's
         devices.raise_if_fault(e)
-        raise ProgramError(f"inputs() raised {type(e).__name__}: {e}") from None
+        raise ProgramError(f"inputs() raised {type(e).__name__}: {compare.safe_str(e)}"[:500]) from None
 
 
 def _run(module: types.ModuleType, program: Program, fn: Any, plan: tuple[str, ...] | None, *,
@@ -222,10 +256,14 @@ def _run(module: types.ModuleType, program: Program, fn: Any, plan: tuple[str, .
     before the first call and that call's inputs, so ``inputs()`` is called
     once per call; at most ``calls`` calls) and records it in ``run.plan``."""
     run = _Run()
+    namespaces = state.capture_namespaces()
     call_plan = CallPlan(module, lambda: _make_inputs(module, program), plan, limit=calls)
     for label, args in call_plan:
         if fp64:
-            args = input_variants.to_fp64(args)
+            try:
+                args = input_variants.to_fp64(args)
+            except Exception as e:  # a tensor kind without a float64 variant
+                raise _NoReference(f"{type(e).__name__}") from None
         if device != "cpu":
             args = devices.to_device(args, device)
         out = _Capture()
@@ -237,13 +275,15 @@ def _run(module: types.ModuleType, program: Program, fn: Any, plan: tuple[str, .
                 devices.synchronize()  # an asynchronous CUDA fault surfaces here, in its call
             call.value = compare.snapshot(value)
             call.result.value = compare.describe(call.value)
-        except Exception as e:  # the program's failure is data
+        except BaseException as e:  # the program's failure is data, SystemExit and KeyboardInterrupt too
             devices.raise_if_fault(e)  # but a CUDA fault poisons the process: a crash
             call.exc = e
             call.result.exc_type = qualified_name(type(e))
-            call.result.exc_message = compare.normalise_message(str(e))
+            call.result.exc_message = compare.normalise_message(compare.safe_str(e))
         call.result.elapsed_s = time.perf_counter() - start
-        call.result.stdout = out.getvalue()
+        # a rebound builtins.len or torch.equal must not reach the harness's own code
+        run.undone += [u for u in state.restore_namespaces(namespaces) if u not in run.undone]
+        call.result.stdout = printed_text(out.getvalue())
         call.args_after = compare.snapshot(args)
         call.state_after = global_state()
         run.calls.append(call)
@@ -261,43 +301,61 @@ CALL_ASPECTS = (Aspect.EXCEPTION, Aspect.EXCEPTION_MESSAGE, Aspect.VALUE, Aspect
 FLOAT_ASPECTS = (Aspect.VALUE, Aspect.MUTATION, Aspect.GLOBALS)
 
 
+def _values_match(ref: Any, res: Any, fp64: Any, what: str, notes: list[str] | None) -> bool:
+    """compare.values_match, a comparison that cannot be made counted as a
+    match and noted in ``notes`` as "<what>: <why>"."""
+    try:
+        return compare.values_match(ref, res, fp64)
+    except compare.Incomparable as e:
+        if notes is not None and len(notes) < MAX_NOTES:
+            notes.append(f"{what}: {e}")
+        return True
+
+
 def call_difference(ref: _Call, res: _Call, fp64: _Call | None = None,
-                    aspects: tuple[Aspect, ...] = CALL_ASPECTS) -> Aspect | None:
+                    aspects: tuple[Aspect, ...] = CALL_ASPECTS, notes: list[str] | None = None) -> Aspect | None:
     """The first of ``aspects`` (in CALL_ASPECTS order) in which call ``res``
     differs from call ``ref``, or None: the exception (one raised and the
     other did not, or another type), its normalised message, the return value
     (compare.values_match, ``fp64``'s value deciding float differences), the
     printed text, the arguments after the call, torch's global state after it.
+    A value that cannot be compared counts as equal and is noted in ``notes``
+    ("value@fresh: ...").
     """
+    label = ref.result.label
     raised = ref.exc is not None
+    # by qualified name: each run loads the program afresh, so its exception classes are new objects
     if Aspect.EXCEPTION in aspects and (raised != (res.exc is not None) or
-                                        (raised and type(ref.exc) is not type(res.exc))):
+                                        (raised and ref.result.exc_type != res.result.exc_type)):
         return Aspect.EXCEPTION
     if Aspect.EXCEPTION_MESSAGE in aspects and raised and ref.result.exc_message != res.result.exc_message:
         return Aspect.EXCEPTION_MESSAGE
-    if Aspect.VALUE in aspects and not raised and not compare.values_match(
-            ref.value, res.value, None if fp64 is None else fp64.value):
+    if Aspect.VALUE in aspects and not raised and not _values_match(
+            ref.value, res.value, None if fp64 is None else fp64.value, f"value@{label}", notes):
         return Aspect.VALUE
     if Aspect.STDOUT in aspects and ref.result.stdout != res.result.stdout:
         return Aspect.STDOUT
-    if Aspect.MUTATION in aspects and not compare.values_match(
-            ref.args_after, res.args_after, None if fp64 is None else fp64.args_after):
+    if Aspect.MUTATION in aspects and not _values_match(
+            ref.args_after, res.args_after, None if fp64 is None else fp64.args_after, f"mutation@{label}", notes):
         return Aspect.MUTATION
     if Aspect.GLOBAL_STATE in aspects and ref.state_after != res.state_after:
         return Aspect.GLOBAL_STATE
     return None
 
 
-def _first_difference(ref: _Run, res: _Run, fp64: _Run | None = None) -> tuple[Aspect | None, str]:
+def _first_difference(ref: _Run, res: _Run, fp64: _Run | None = None,
+                      notes: list[str] | None = None) -> tuple[Aspect | None, str]:
     """(aspect, call label) of the first way two runs differ, call by call
     (``call_difference``), then in module globals, class attributes and
-    closure cells (label ""); (None, "") when they match."""
+    closure cells (label ""); (None, "") when they match. Comparisons that
+    cannot be made are noted in ``notes``."""
     fp64_calls = fp64.calls if fp64 is not None else [None] * len(ref.calls)
     for a, b, c in zip(ref.calls, res.calls, fp64_calls):
-        aspect = call_difference(a, b, c)
+        aspect = call_difference(a, b, c, notes=notes)
         if aspect is not None:
             return aspect, a.result.label
-    if not compare.values_match(ref.globals_after, res.globals_after, None if fp64 is None else fp64.globals_after):
+    if not _values_match(ref.globals_after, res.globals_after, None if fp64 is None else fp64.globals_after,
+                         "globals", notes):
         return Aspect.GLOBALS, ""
     return None, ""
 
@@ -309,7 +367,7 @@ def is_compile_error(ref: _Call, res: _Call) -> bool:
     (``raised_in_compiler``: an ``assert`` or ``KeyError`` in Dynamo)."""
     exc = res.exc
     return exc is not None and (is_torch_error(exc) or raised_in_compiler(exc)) and (
-        ref.exc is None or type(ref.exc) is not type(exc))
+        ref.exc is None or ref.result.exc_type != res.result.exc_type)
 
 
 def record_compile_error(outcome: Outcome, res: _Call) -> Outcome:
@@ -319,9 +377,18 @@ def record_compile_error(outcome: Outcome, res: _Call) -> Outcome:
     outcome.verdict = Verdict.COMPILE_ERROR
     outcome.call = res.result.label
     outcome.error_type = root_error_type(res.exc)
-    outcome.error_message = compare.normalise_message(str(res.exc))
+    outcome.error_message = res.result.exc_message
     outcome.torch_frame = innermost_torch_frame(res.exc)
     return outcome
+
+
+def note_state(outcome: Outcome, restored: state.Restored) -> None:
+    """Add what ``harness.state.restore`` put back (and the threads still
+    running) to ``outcome.state_left``, once each, at most MAX_NOTES."""
+    for note in restored.undone + [f"could not restore: {f}" for f in restored.failed] + [
+            f"thread {t} still running" for t in restored.threads]:
+        if note not in outcome.state_left and len(outcome.state_left) < MAX_NOTES:
+            outcome.state_left.append(note)
 
 
 def run_program(
@@ -356,6 +423,14 @@ def run_program(
     deterministic_settings()
     torch._dynamo.reset()
     fp64_run: _Run | None = None
+    state.install()  # records the threads the program starts
+    # the compiler's config is put back after the program (harness.worker),
+    # not between runs: each run's load sets it alike, and comparing it costs 3 ms
+    saved = state.capture(configs=False)
+
+    def fresh_start() -> None:  # what one run left behind must not reach the next (harness.state)
+        note_state(outcome, state.restore(saved, workdir))
+
     try:
         log.info("phase %s %s %s", Phase.EAGER, program.program_id, backend)
         mod_a = load_module(program, path)
@@ -363,15 +438,18 @@ def run_program(
         eager_a = _run(mod_a, program, getattr(mod_a, program.entry), None, calls=calls, device=device)
         plan = eager_a.plan
         outcome.eager_s = sum(c.result.elapsed_s for c in eager_a.calls)
+        outcome.state_left += eager_a.undone[:MAX_NOTES]
+        fresh_start()
         mod_b = load_module(program, path)
         eager_b = _run(mod_b, program, getattr(mod_b, program.entry), plan, device=device)
         outcome.eager = [c.result for c in eager_a.calls]
-        flaky_aspect, flaky_call = _first_difference(eager_a, eager_b)
+        flaky_aspect, flaky_call = _first_difference(eager_a, eager_b, notes=outcome.incomparable)
         if flaky_aspect:
             outcome.verdict, outcome.aspect, outcome.call = Verdict.FLAKY, flaky_aspect, flaky_call
             return outcome
 
         log.info("phase %s %s %s", Phase.COMPILED, program.program_id, backend)
+        fresh_start()
         mod_c = load_module(program, path)
         counter = observe.GraphCounter(backend_fn)
         compiled_fn = torch.compile(getattr(mod_c, program.entry), backend=counter, fullgraph=fullgraph)
@@ -390,15 +468,19 @@ def run_program(
         for a, b in zip(eager_a.calls, compiled.calls):
             if is_compile_error(a, b):
                 return record_compile_error(outcome, b)
-        aspect, call = _first_difference(eager_a, compiled)
+        aspect, call = _first_difference(eager_a, compiled, notes=outcome.incomparable)
         if aspect in FLOAT_ASPECTS and any(
                 compare.has_float(c.value) or compare.has_float(c.args_after) for c in eager_a.calls):
             # torch's rule: a float difference is a bug only if compiled is
             # further from a float64 run than eager is
             log.info("phase %s %s %s", Phase.FP64, program.program_id, backend)
+            fresh_start()
             mod_r = load_module(program, path)
-            fp64_run = _run(mod_r, program, getattr(mod_r, program.entry), plan, fp64=True, device="cpu")
-            aspect, call = _first_difference(eager_a, compiled, fp64_run)
+            try:
+                fp64_run = _run(mod_r, program, getattr(mod_r, program.entry), plan, fp64=True, device="cpu")
+                aspect, call = _first_difference(eager_a, compiled, fp64_run)
+            except _NoReference as e:  # no float64 variant of the inputs: eager's value decides
+                outcome.incomparable.append(f"no float64 reference: {e}")
     except ProgramError as e:
         outcome.verdict = Verdict.INVALID
         outcome.detail = str(e)
@@ -410,7 +492,9 @@ def run_program(
         for name in [n for n in sys.modules if n.startswith("tcfuzz_program_")]:
             del sys.modules[name]
         reset_global_state()
+        fresh_start()
         torch._dynamo.reset()
+        del outcome.incomparable[MAX_NOTES:]
 
     if aspect:
         outcome.verdict = Verdict.DIVERGENCE

@@ -30,7 +30,8 @@ class Verdict(str, enum.Enum):
             Verdict.COMPILE_ERROR: "torch raised one of its own errors where eager did not",
             Verdict.CRASH: "the process died (signal, abort, os._exit)",
             Verdict.TIMEOUT: "the run did not finish within its time limit",
-            Verdict.INVALID: "the program could not be loaded (not a bug)",
+            Verdict.INVALID: "the program could not be loaded, or eager itself exited, hung or killed the process "
+                             "(not a bug)",
         }[self]
 
     @property
@@ -66,7 +67,8 @@ class Aspect(str, enum.Enum):
             Aspect.VALUE: "the return values differ (tensors beyond tolerance, as in torch._dynamo.utils.same)",
             Aspect.STDOUT: "the call printed different text",
             Aspect.MUTATION: "the arguments differ after the call",
-            Aspect.GLOBAL_STATE: "the call left torch's global state (grad mode, default dtype) changed differently",
+            Aspect.GLOBAL_STATE: "the call left torch's global state (grad mode, default dtype, autocast, torch "
+                                 "function and dispatch modes...) changed differently",
             Aspect.GLOBALS: "module globals, class attributes or closure cells differ after the run",
         }[self]
 
@@ -142,6 +144,9 @@ class InterpreterInfo:
     gil_enabled: bool
     torch: str
     executable: str = ""
+    # torch's reason for refusing torch.compile here ("" when it accepts it):
+    # the cell is unsupported (harness.support)
+    compile_refused: str = ""
 
 
 @dataclasses.dataclass
@@ -183,6 +188,12 @@ class Outcome:
     # free-threaded builds); 0 for the ordinary single-threaded run.
     threads: int = 0
     phase: Phase | None = None
+    # Comparisons that could not be made ("value@fresh: RuntimeError: ..."):
+    # counted as equal, never a finding (harness.compare.Incomparable).
+    incomparable: list[str] = dataclasses.field(default_factory=list)
+    # Process state the program left behind that the harness put back after
+    # it (harness.state: "torch.sin rebound", "thread t1 still running").
+    state_left: list[str] = dataclasses.field(default_factory=list)
 
     def __post_init__(self) -> None:
         """Accept the enums' values as strings ("" for none). Raises ValueError

@@ -4,15 +4,23 @@ float64 reference) makes the calls of one plan, decided by eager A:
 
   fresh    inputs() -> entry(*inputs)            the first compile
   cached   inputs() again                         the compiled code's cached path
-  guard    after mutating the module's public scalar globals and its classes'
-           public scalar attributes (int + 1, float + 0.5, bool negated):
+  guard    after changing what the compiled code read on the calls before
+           (``mutate_for_guard``, ``mutate_inputs``): the module's public
+           scalar globals and its classes' public scalar attributes (int + 1,
+           float + 0.5, bool negated); the objects passed in and the
+           module's instances of its classes (another instance, scalar
+           attributes changed, attributes the program tests with ``hasattr``
+           or a three-argument ``getattr`` added or removed); lists (an int
+           element becomes a float) and dicts (keys in reverse order) passed
+           in; the defaults and closure cells of its functions and methods
+           (scalars changed), each rebound to a copy with a new code object:
            a guard must fire
   shape    inputs() with every dimension of the largest size S >= 2 grown to
            S + 1, in tensors at any depth of tuples, lists and dicts: a
            recompile, then dynamic shapes
 
-``guard`` is made only where the module has something to mutate before its
-first call, ``shape`` only where the first call's inputs have a dimension to
+``guard`` is made only where the module (before its first call) or the
+first call's inputs have something to change (``has_guard_targets``), ``shape`` only where the first call's inputs have a dimension to
 grow. Before each call grad mode is on, the default dtype float32, and both
 torch's and ``random``'s RNGs are seeded with 0 (before ``inputs()`` and again
 before the call).
@@ -25,6 +33,8 @@ It does without ``from __future__ import annotations`` for the same reason
 (its annotations are evaluated, on Python 3.11 too).
 """
 
+import ast
+import copy
 import enum
 import random
 import types
@@ -44,7 +54,7 @@ class Call(str, enum.Enum):
         return {
             "fresh": "the first call: compiles",
             "cached": "the same inputs again: the compiled code's cached path",
-            "guard": "after the module's scalar globals and class attributes changed: a guard must fire",
+            "guard": "after the state the compiled code read changed (globals, objects, functions): a guard must fire",
             "shape": "with the largest dimension grown by one: a recompile, then dynamic shapes",
         }[self.value]
 
@@ -134,26 +144,218 @@ def guard_targets(module: types.ModuleType) -> list[tuple[Any, str]]:
         elif is_program_class(v, module):
             targets += [(v, a) for a, x in vars(v).items()
                         if not a.startswith("_") and isinstance(x, (bool, int, float))]
-    return targets
+    return [(owner, name) for owner, name in targets if bumped(getattr(owner, name)) is not None]
+
+
+def bumped(value: Any) -> Any:
+    """A scalar changed as the guard call changes it: int + 1, float + 0.5,
+    bool negated; None for any other value (or a subclass whose arithmetic
+    raises)."""
+    if type(value) is bool:
+        return not value
+    if type(value) in (int, float):
+        return value + (1 if type(value) is int else 0.5)
+    return None
+
+
+def program_functions(module: types.ModuleType) -> list[tuple[Any, str, Any]]:
+    """(owner, name, function) of every function the module defined at its top
+    level or as a method of one of its classes (``is_program_class``)."""
+    found = []
+    for k, v in list(vars(module).items()):
+        if isinstance(v, types.FunctionType) and v.__module__ == module.__name__:
+            found.append((module, k, v))
+        elif is_program_class(v, module):
+            found += [(v, a, m) for a, m in list(vars(v).items()) if isinstance(m, types.FunctionType)]
+    return found
+
+
+def _changed_function_state(function: Any) -> bool:
+    """Change ``function``'s scalar defaults and the scalars in its closure
+    cells, in place; True if there was one."""
+    changed = False
+    if function.__defaults__:
+        new = tuple(bumped(d) if bumped(d) is not None else d for d in function.__defaults__)
+        changed, function.__defaults__ = new != function.__defaults__, new
+    if function.__kwdefaults__:
+        for k, d in list(function.__kwdefaults__.items()):
+            if bumped(d) is not None:
+                function.__kwdefaults__[k], changed = bumped(d), True
+    for cell in function.__closure__ or ():
+        try:
+            contents = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if bumped(contents) is not None:
+            cell.cell_contents, changed = bumped(contents), True
+    return changed
+
+
+def copy_function(function: Any) -> Any:
+    """A new function object of ``function``'s code (a new code object),
+    globals, name, defaults, closure cells and attributes."""
+    new = types.FunctionType(function.__code__.replace(), function.__globals__, function.__name__,
+                             function.__defaults__, function.__closure__)
+    new.__kwdefaults__, new.__qualname__ = function.__kwdefaults__, function.__qualname__
+    new.__dict__.update(function.__dict__)
+    return new
+
+
+def tested_names(module: types.ModuleType) -> set[str]:
+    """Public attribute names the module's code tests for with ``hasattr(x,
+    "name")`` or reads with a default, ``getattr(x, "name", default)``: the
+    attributes whose presence the program expects to change. Read from the
+    module's file, outside any ``if __name__ == ...`` block; empty if it
+    cannot be read."""
+    try:
+        with open(module.__file__) as fh:
+            tree = ast.parse(fh.read())
+    except Exception:
+        return set()
+    names = set()
+    for top in tree.body:
+        if isinstance(top, ast.If) and "__name__" in ast.dump(top.test):
+            continue
+        for node in ast.walk(top):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and (node.func.id, len(node.args)) in (("hasattr", 2), ("getattr", 3))
+                    and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+                    and node.args[1].value.isidentifier() and not node.args[1].value.startswith("_")):
+                names.add(node.args[1].value)
+    return names
+
+
+def mutate_object(obj: Any, names: set[str]) -> bool:
+    """Change an instance of one of the program's classes as the guard call
+    does: its public scalar attributes (``bumped``), and each of ``names``
+    (``tested_names``) removed if it has it, else added (as 1). True if
+    anything changed."""
+    attrs = vars(obj)
+    changed = False
+    for k, v in list(attrs.items()):
+        if isinstance(k, str) and not k.startswith("_") and bumped(v) is not None:
+            setattr(obj, k, bumped(v))
+            changed = True
+    for name in sorted(names):
+        if name in attrs:
+            delattr(obj, name)
+            changed = True
+        elif not hasattr(type(obj), name):
+            setattr(obj, name, 1)
+            changed = True
+    return changed
+
+
+def _is_program_object(value: Any, module: types.ModuleType) -> bool:
+    return is_program_class(type(value), module) and isinstance(getattr(value, "__dict__", None), dict)
+
+
+def mutate_inputs(module: types.ModuleType, value: Any, names: set[str] | None = None, depth: int = 0) -> bool:
+    """Change the guard call's arguments ``value`` in place, at any depth of
+    tuples, lists and dicts: instances of the program's classes
+    (``mutate_object``), the first int element of a list (to a float of the
+    same value), a dict's keys (in reverse order). True if anything changed;
+    what cannot be changed is left as it is."""
+    names = tested_names(module) if names is None else names
+    if depth > MAX_DEPTH:
+        return False
+    changed = False
+    try:
+        if _is_program_object(value, module):
+            return mutate_object(value, names)
+        if type(value) is list:
+            i = next((i for i, v in enumerate(value) if type(v) is int), None)
+            if i is not None:
+                value[i], changed = float(value[i]), True
+        if type(value) is dict and len(value) > 1:
+            items = list(value.items())[::-1]
+            value.clear()
+            value.update(items)
+            changed = True
+    except Exception:  # a program's object that refuses: left as it is
+        return changed
+    children = list(value.values()) if type(value) is dict else value if type(value) in (tuple, list) else ()
+    for child in children:
+        changed = mutate_inputs(module, child, names, depth + 1) or changed
+    return changed
+
+
+def changeable_inputs(module: types.ModuleType, value: Any, depth: int = 0) -> bool:
+    """Is there something in arguments ``value`` that ``mutate_inputs``
+    changes: an instance of the program's classes, a list with an int, a
+    dict of two keys or more? (Looked at, never copied: copying could run
+    the program's code.)"""
+    if depth > MAX_DEPTH:
+        return False
+    if _is_program_object(value, module) or (type(value) is list and any(type(v) is int for v in value)):
+        return True
+    if type(value) is dict:
+        return len(value) > 1 or any(changeable_inputs(module, v, depth + 1) for v in value.values())
+    return type(value) in (tuple, list) and any(changeable_inputs(module, v, depth + 1) for v in value)
+
+
+def has_guard_targets(module: types.ModuleType) -> bool:
+    """Does the module give the guard call something to change before its
+    first call: a guard target (``guard_targets``), a function of the
+    program's with scalar defaults or cells, an instance of its classes?"""
+    if guard_targets(module):
+        return True
+    for _, _, function in program_functions(module):
+        defaults = list(function.__defaults__ or ()) + list((function.__kwdefaults__ or {}).values())
+        cells = []
+        for cell in function.__closure__ or ():
+            try:
+                cells.append(cell.cell_contents)
+            except ValueError:
+                pass
+        if any(bumped(v) is not None for v in defaults + cells):
+            return True
+    return any(_is_program_object(v, module) for v in list(vars(module).values()))
 
 
 def mutate_for_guard(module: types.ModuleType) -> None:
-    """Change every guard target (``guard_targets``): int + 1, float + 0.5, bool negated."""
+    """Change the module as the guard call does: every guard target
+    (``guard_targets``: int + 1, float + 0.5, bool negated); each instance of
+    its classes bound to a module global replaced by a shallow copy (another
+    instance) and changed (``mutate_object``); the scalar defaults and
+    closure cells of its functions and methods changed in place, each then
+    rebound to a copy (``copy_function``). What refuses to change is left."""
     for owner, name in guard_targets(module):
-        value = getattr(owner, name)
-        setattr(owner, name, (not value) if isinstance(value, bool) else value + (1 if isinstance(value, int) else 0.5))
+        try:
+            setattr(owner, name, bumped(getattr(owner, name)))
+        except Exception:
+            pass
+    names = tested_names(module)
+    for k, v in list(vars(module).items()):
+        if _is_program_object(v, module):
+            try:
+                other = copy.copy(v)
+                mutate_object(other, names)
+                setattr(module, k, other)
+            except Exception:
+                pass
+    for owner, name, function in program_functions(module):
+        try:
+            _changed_function_state(function)
+            setattr(owner, name, copy_function(function))
+        except Exception:
+            pass
 
 
-def decide(has_guard_targets: bool, first_args: tuple, *, limit: int | None = None,
+def decide(guard: bool, first_args: tuple, *, limit: int | None = None,
            last: str | None = None) -> tuple[Call, ...]:
-    """The plan of a module with or without guard targets whose first call
-    gets ``first_args``: fresh, cached, then guard and shape where they apply;
-    only up to call ``last`` where the plan has it, at most ``limit`` calls
-    (None or 0: all)."""
+    """The plan of a module with or without something for the guard call to
+    change (``guard``) whose first call gets ``first_args``: fresh, cached,
+    then guard and shape where they apply; only up to call ``last`` where the
+    plan has it, at most ``limit`` calls (None or 0: all)."""
     plan = [Call.FRESH, Call.CACHED]
-    if has_guard_targets:
+    if guard:
         plan.append(Call.GUARD)
-    if grow_shapes(first_args) is not None:
+    try:
+        grows = grow_shapes(first_args) is not None
+    except Exception:  # tensors whose subclass refuses torch.cat: no shape call
+        grows = False
+    if grows:
         plan.append(Call.SHAPE)
     if last is not None and last in plan:
         plan = plan[:plan.index(Call(last)) + 1]
@@ -199,7 +401,10 @@ class CallPlan:
         self.limit, self.last = limit, last
 
     def __iter__(self) -> Iterator[tuple[Call, tuple]]:
-        has_guard_targets = self.calls is None and bool(guard_targets(self.module))
+        try:
+            module_targets = self.calls is None and has_guard_targets(self.module)
+        except Exception:  # a program's object or descriptor that refuses to be looked at
+            module_targets = False
         todo = list(self.calls if self.calls is not None else (Call.FRESH,))
         while todo:
             call = todo.pop(0)
@@ -210,10 +415,19 @@ class CallPlan:
             args = self.make_inputs()
             args = args if isinstance(args, tuple) else (args,)
             if self.calls is None:
-                self.calls = decide(has_guard_targets, args, limit=self.limit, last=self.last)
+                try:
+                    guard = module_targets or changeable_inputs(self.module, args)
+                except Exception:  # a program's object that refuses to be looked at
+                    guard = module_targets
+                self.calls = decide(guard, args, limit=self.limit, last=self.last)
                 todo = list(self.calls[1:])
+            if call is Call.GUARD:
+                mutate_inputs(self.module, args)
             if call is Call.SHAPE:
-                args = grow_shapes(args) or args
+                try:
+                    args = grow_shapes(args) or args
+                except Exception:  # as decide(): the inputs as they are
+                    pass
             seed_rngs()
             yield call, args
         reset_global_state()

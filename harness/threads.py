@@ -71,10 +71,10 @@ def _call(fn: Any, args: tuple, label: str) -> execute._Call:
     try:
         call.value = compare.snapshot(compare.drain(fn(*args)))
         call.result.value = compare.describe(call.value)
-    except Exception as e:  # the program's failure is data
+    except BaseException as e:  # the program's failure is data, SystemExit and KeyboardInterrupt too
         call.exc = e
         call.result.exc_type = execute.qualified_name(type(e))
-        call.result.exc_message = compare.normalise_message(str(e))
+        call.result.exc_message = compare.normalise_message(compare.safe_str(e))
     call.result.elapsed_s = time.perf_counter() - start
     call.args_after = compare.snapshot(args)
     return call

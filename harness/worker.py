@@ -11,8 +11,9 @@ address-space and CPU-time limits, no network).
 Exit codes other than 0 that the host reads (``fuzz.campaign.workers``):
 ``EXIT_OUT_OF_MEMORY`` the harness itself ran out of memory around a program;
 ``EXIT_PROTOCOL_LOST`` the program closed or broke the reply channel;
-``harness.device.EXIT_CUDA_FAULT`` after a CUDA fault: the reply it sent
-first has ``"retiring": true``.
+``harness.device.EXIT_CUDA_FAULT`` after a CUDA fault and ``EXIT_STATE_LEFT``
+after a program whose threads still run (``harness.state``): the reply it
+sent first has ``"retiring": true``.
 """
 
 from __future__ import annotations
@@ -28,12 +29,15 @@ import sysconfig
 import traceback
 from typing import Any, Callable
 
-from harness import device as devices, limits, protocol
+from harness import device as devices, limits, protocol, support
 from harness.outcome import InterpreterInfo
 from harness.program import Program
 
 EXIT_OUT_OF_MEMORY = 86
 EXIT_PROTOCOL_LOST = 87
+# After replying, when a program left state that harness.state could not put
+# back (a thread it started still running): the reply has "retiring": true.
+EXIT_STATE_LEFT = 88
 # Programs between full garbage collections and clearings of
 # PERIODIC_CACHES (cycles left by compiled frames are otherwise freed only
 # when a generation-2 collection happens to run). A collection took 0.2-0.6 s
@@ -61,6 +65,7 @@ def interpreter_info() -> InterpreterInfo:
         gil_enabled=gil,
         torch=torch.__version__,
         executable=sys.executable,
+        compile_refused=support.compile_refusal(),
     )
 
 
@@ -211,19 +216,29 @@ def _channel_ids(proto_in: object, proto_out: object) -> tuple | None:
         return None
 
 
-def _run_one(request: dict, name: str, workdir: str) -> dict:
-    from harness import execute, threads
+def _run_one(request: dict, name: str, workdir: str) -> tuple[dict, bool]:
+    """The outcome of one run request as JSON, and whether this process is
+    still as it was before the program (harness.state): False when a thread
+    the program started is still running or some state could not be put
+    back, and the worker must retire after replying."""
+    from harness import execute, state, threads
 
     program = Program.from_json(request["program"])
     options = dict(interpreter=name, device=request.get("device", "cpu"),
                    fullgraph=bool(request.get("fullgraph", False)), workdir=workdir)
+    saved = state.capture()
     with limits.program_limits(request.get("cpu_limit_s")):
-        if request.get("threads"):
-            outcome = threads.run_threaded(program, request["backend"], threads=int(request["threads"]), **options)
-        else:
-            outcome = execute.run_program(program, request["backend"], calls=request.get("calls"), **options)
+        try:
+            if request.get("threads"):
+                outcome = threads.run_threaded(program, request["backend"], threads=int(request["threads"]),
+                                               **options)
+            else:
+                outcome = execute.run_program(program, request["backend"], calls=request.get("calls"), **options)
+        finally:
+            restored = state.restore(saved, workdir)
+    execute.note_state(outcome, restored)
     outcome.gil_enabled = sys._is_gil_enabled() if hasattr(sys, "_is_gil_enabled") else True
-    return outcome.to_json()
+    return outcome.to_json(), restored.clean
 
 
 def serve() -> int:
@@ -244,9 +259,11 @@ def serve() -> int:
     workdir = limits.make_workdir()
 
     import torch  # noqa: F401  (paid once per worker)
-    from harness import execute, observe, threads  # noqa: F401
+    from harness import execute, observe, state, threads  # noqa: F401
 
     observe.install()
+    state.install()
+    execute.deterministic_settings()  # before any program's state is saved: restoring keeps it
     tune_collector()
     address_space_mib = options.address_space_mib
     if address_space_mib < 0:
@@ -274,8 +291,10 @@ def serve() -> int:
             if op != "run":
                 _reply(proto_out, {"id": request.get("id"), "error": f"unknown op {op!r}"})
                 continue
+            clean = True
             try:
-                reply = {"id": request.get("id"), "outcome": _run_one(request, name, workdir)}
+                outcome_json, clean = _run_one(request, name, workdir)
+                reply = {"id": request.get("id"), "outcome": outcome_json}
             except MemoryError:
                 # the harness itself (not the program: its MemoryError is data)
                 # ran out of address space; the host records a crash and replaces us
@@ -285,6 +304,10 @@ def serve() -> int:
             except Exception as e:
                 reply = devices.fault_reply(request, e, name) or {"id": request.get("id"), "error": traceback.format_exc()}
             devices.mark_retiring(reply, request)  # a CUDA fault poisoned this process
+            if not clean:  # a thread of the program still runs, or state could not be put back
+                reply["retiring"], exit_code = True, EXIT_STATE_LEFT
+            else:
+                exit_code = devices.EXIT_CUDA_FAULT
             programs_run += 1
             if _channel_ids(proto_in, proto_out) != channel:
                 # the program closed or replaced a protocol fd: die now, so
@@ -300,8 +323,10 @@ def serve() -> int:
             reply["peak_rss_mib"] = round(limits.peak_rss_mib(), 1)
             _reply(proto_out, reply)
             if reply.get("retiring"):
-                print("[worker] exiting after a CUDA fault (the context is poisoned)", file=sys.stderr, flush=True)
-                os._exit(devices.EXIT_CUDA_FAULT)
+                print("[worker] exiting: " + ("the program left state behind (threads still running)"
+                                              if exit_code == EXIT_STATE_LEFT else
+                                              "after a CUDA fault (the context is poisoned)"), file=sys.stderr, flush=True)
+                os._exit(exit_code)
     finally:
         limits.remove_workdir(workdir)
     return 0

@@ -284,7 +284,10 @@ class Worker:
             outcome.torch_frame = crash_frame(stderr_text)
         phases = PHASE_LOG.findall(stderr_text)
         outcome.phase = Phase(phases[-1]) if phases else None
-        outcome.detail = stderr_text[-CRASH_LOG_CHARS:]
+        if outcome.phase is Phase.EAGER:  # eager itself exited, hung or died: the program's doing, never a finding
+            outcome.detail = f"eager itself ended the process ({outcome.verdict.value}: {outcome.error_type})\n"
+            outcome.verdict = Verdict.INVALID
+        outcome.detail += stderr_text[-CRASH_LOG_CHARS:]
         log.info("%s worker %s on %s: %s", self.interpreter.name, outcome.verdict.value, task.program.program_id, outcome.error_type)
         self.proc = None
         return outcome

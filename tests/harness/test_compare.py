@@ -109,3 +109,84 @@ def test_containers_compare_element_wise():
 ])
 def test_exception_messages_are_normalised(eager, compiled, same):
     assert (compare.normalise_message(eager) == compare.normalise_message(compiled)) is same
+
+
+class Tagged(torch.Tensor):
+    pass
+
+
+class Refusing(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        raise RuntimeError("refuses every op")
+
+
+def test_a_tensor_subclass_compares_its_type_then_its_plain_data():
+    x = torch.arange(4.0)
+    assert match(x.as_subclass(Tagged), x.clone().as_subclass(Tagged))
+    assert not match(x.as_subclass(Tagged), x)  # the subclass type was lost
+    assert not match(x.as_subclass(Tagged), (x + 1).as_subclass(Tagged))
+    with torch._C.DisableTorchFunctionSubclass():
+        hostile = x.as_subclass(Refusing)
+    assert match(hostile, hostile) and "Refusing" in compare.describe(compare.snapshot(hostile))
+
+
+def test_sparse_quantised_complex_and_meta_tensors_compare():
+    x = torch.arange(4.0)
+    assert match(x.to_sparse(), x.to_sparse()) and not match(x.to_sparse(), (x + 1).to_sparse())
+    q = torch.quantize_per_tensor(x, 0.1, 0, torch.qint8)
+    assert match(q, q) and not match(q, torch.quantize_per_tensor(x + 1, 0.1, 0, torch.qint8))
+    assert match(torch.complex(x, x), torch.complex(x, x)) and not match(torch.complex(x, x), torch.complex(x, -x))
+    assert match(torch.empty(2, device="meta"), torch.empty(2, device="meta"))
+    assert not match(torch.empty(2, device="meta"), torch.empty(3, device="meta"))
+
+
+class Hostile:
+    __slots__ = ()
+
+    def __eq__(self, other):
+        raise ValueError("no eq")
+
+    def __repr__(self):
+        raise ValueError("no repr")
+
+    __hash__ = object.__hash__
+
+
+class BadInt(int):
+    def __eq__(self, other):
+        raise ValueError("no eq")
+
+    __hash__ = int.__hash__
+
+
+def test_values_whose_dunders_raise_compare_without_running_them():
+    assert match([Hostile(), {Hostile(): 1}, {Hostile()}], [Hostile(), {Hostile(): 1}, {Hostile()}])
+    assert match(BadInt(3), BadInt(3)) and not match(BadInt(3), BadInt(4))
+    assert compare.describe(10 ** 5000).startswith("<int: repr raised")  # past int-to-str's digit limit
+    assert compare.safe_str(type("E", (Exception,), {"__str__": lambda self: 1 / 0})()).endswith(
+        "raised ZeroDivisionError>")
+
+
+def test_self_referential_and_huge_values_are_snapshotted():
+    a = [1]
+    a.append(a)
+    d = {"k": 1}
+    d["self"] = d
+    assert compare.snapshot(a) == [1, "<cycle>"] and compare.snapshot(d) == {"k": 1, "self": "<cycle>"}
+    big = list(range(10 ** 6))
+    digest = compare.snapshot(big)
+    assert isinstance(digest, compare.Digest) and digest.length == 10 ** 6
+    assert match(big, list(range(10 ** 6))) and not match(big, list(range(1, 10 ** 6 + 1)))
+
+
+def test_a_comparison_torch_cannot_make_is_incomparable_not_a_harness_failure(monkeypatch):
+    import torch._dynamo.utils
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("cannot compare")
+
+    monkeypatch.setattr(torch._dynamo.utils, "same", broken)
+    monkeypatch.setattr(torch, "equal", broken)
+    with pytest.raises(compare.Incomparable, match="RuntimeError: cannot compare"):
+        compare.values_match(compare.snapshot(torch.ones(2)), compare.snapshot(torch.ones(2)))

@@ -66,3 +66,30 @@ def test_program_after_a_hundred_others_matches_a_fresh_worker(tmp_path):
         finally:
             fresh.close()
         assert essence(seen_after) == essence(alone)
+
+
+HOSTILE = KNOWN_BUGS.parent / "hostile"
+
+
+def test_programs_that_leave_state_behind_get_the_outcome_of_a_fresh_worker_when_warm(tmp_path):
+    """harness.state: a program that rebinds builtins and torch attributes,
+    sets Dynamo config, the default dtype, autocast, signal handlers, the
+    environment and the working directory, and the program after it, give in
+    a warm worker (after each other) the outcomes each gives alone."""
+    require_env("3.12")
+    interp = interpreters.resolve("3.12")
+    order = [HOSTILE / n for n in ("leaves_state.py", "leaked_autocast.py", "guard_attribute.py", "after_state.py",
+                                    "system_exit.py", "after_state.py")]
+    programs = [Program(p.read_text()) for p in order]
+    warm = Worker(interp, tmp_path)
+    try:
+        seen = [warm.run(Task(p, "3.12", "eager")) for p in programs]
+    finally:
+        warm.close()
+    for program, warm_outcome in zip(programs, seen):
+        fresh = Worker(interp, tmp_path)
+        try:
+            alone = fresh.run(Task(program, "3.12", "eager"))
+        finally:
+            fresh.close()
+        assert essence(warm_outcome) == essence(alone), program.source.splitlines()[0:2]

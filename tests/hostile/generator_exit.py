@@ -1,0 +1,10 @@
+# expect: match
+import torch
+
+
+def f(x):
+    raise GeneratorExit()
+
+
+def inputs():
+    return (torch.ones(2),)
