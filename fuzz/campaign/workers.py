@@ -229,7 +229,7 @@ class Worker:
         self.programs_run += 1
         self._check_memory(message, first_on_backend=first_on_backend)
         if message.get("retiring"):  # it exits after a CUDA fault (harness.device): the next task starts a fresh one
-            log.info("%s worker retires after a CUDA fault", self.interpreter.name)
+            log.info("%s worker retires (a CUDA fault, or a thread the program left running)", self.interpreter.name)
             self.close()
         return Outcome.from_json(message["outcome"])
 
