@@ -6,9 +6,10 @@ whole corpus by ``scripts/refresh-corpus.sh``) is recorded in the case's
 reproduce" (harness.casefile). From that table a case is:
 
 - ``live``: it reproduces on the newest torch any of its replays ran;
-- ``fixed``: it reproduced on an older release and no longer does on the
-  newest, ``fixed_since`` being the oldest release from which every replay
-  says it is gone;
+- ``fixed``: it reproduced on an older release (a replay, or the release it
+  was filed on) and no longer does on the newest; ``fixed_since`` is the
+  first release replayed after ``last_seen``, the newest it reproduced on
+  (the fix landed in between);
 - ``3.13t-only``: it reproduces only on 3.13t, whose newest torch is 2.12.0
   (2.13 and later ship no cp313t wheel), and not where the newest torch ran;
 - ``unreplayed``: nothing was replayed on the newest torch.
@@ -54,6 +55,8 @@ class CaseStanding:
     newest: str
     fixed_since: str
     replays: dict[str, dict[str, bool]]
+    # the newest release it reproduced on, when fixed ("" if unknown)
+    last_seen: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -70,7 +73,7 @@ def standing_of(path: Path, table: dict[str, Any]) -> CaseStanding:
     releases = sorted({r for per in replays.values() for r in per}, key=release_key)
     newest = releases[-1] if releases else ""
     on_newest = [per[newest] for per in replays.values() if newest in per]
-    fixed_since = ""
+    fixed_since = last_seen = ""
     if not on_newest:
         standing = Standing.UNREPLAYED
     elif any(on_newest):
@@ -80,14 +83,17 @@ def standing_of(path: Path, table: dict[str, Any]) -> CaseStanding:
         standing = Standing.FREE_THREADED_OLD_TORCH
     else:
         standing = Standing.FIXED
-        # the oldest release from which no replay reproduces
-        for release in releases:
-            later = [ok for per in replays.values() for r, ok in per.items() if release_key(r) >= release_key(release)]
-            if not any(later):
-                fixed_since = release
-                break
+        # after the newest release it reproduced on (a replay, or the release
+        # it was filed on), the oldest release replayed: fixed by then
+        shown = [r for per in replays.values() for r, ok in per.items() if ok]
+        if table.get("torch"):
+            shown.append(str(table["torch"]).split("+")[0])
+        last = max(shown, key=release_key) if shown else ""
+        later = [r for r in releases if not last or release_key(r) > release_key(last)]
+        fixed_since = later[0] if later else newest
+        last_seen = last
     return CaseStanding(path.stem, str(table.get("kind", path.parent.name)), str(path), standing, newest,
-                        fixed_since, replays)
+                        fixed_since, replays, last_seen)
 
 
 def corpus_standings(root: Path) -> list[CaseStanding]:
@@ -111,7 +117,9 @@ def render_table(standings: Iterable[CaseStanding], *, markdown: bool = False) -
     header = ["kind", "case", "standing", *pythons]
     rows = []
     for s in sorted(standings, key=lambda s: (s.standing.value, s.kind, s.case_id)):
-        label = s.standing.value + (f" since {s.fixed_since}" if s.fixed_since else "")
+        label = s.standing.value + (f" by {s.fixed_since}" if s.fixed_since else "")
+        if s.last_seen:
+            label += f" (reproduces on {s.last_seen})"
         if s.standing is Standing.LIVE:
             label += f" on {s.newest}"
         cells = [", ".join(f"{r} {'R' if ok else '-'}" for r, ok in sorted(s.replays.get(p, {}).items(),

@@ -19,7 +19,9 @@ def test_live_on_the_newest_release():
 
 def test_fixed_since_the_oldest_release_from_which_no_replay_reproduces():
     s = standing({"3.12/2.12.0": R, "3.12/2.14.0": N, "3.12/2.15.0": N, "3.11/2.13.0": R, "3.11/2.15.0": N})
-    assert s.standing is Standing.FIXED and s.fixed_since == "2.14.0"
+    assert s.standing is Standing.FIXED and s.fixed_since == "2.14.0" and s.last_seen == "2.13.0"
+    filed = standing_of(Path("c.py"), {"torch": "2.12.0", "replay": {"3.12/2.15.0": N}})
+    assert (filed.standing, filed.fixed_since, filed.last_seen) == (Standing.FIXED, "2.15.0", "2.12.0")
     assert standing({"3.12/2.9.0": R, "3.12/2.10.0": N, "3.12/2.15.0": N}).fixed_since == "2.10.0"  # numeric order
 
 
@@ -34,7 +36,7 @@ def test_unreplayed_without_a_replay():
 
 def test_the_table_and_the_command(tmp_path, capsys):
     text = render_table([standing({"3.12/2.12.0": R, "3.12/2.15.0": N})])
-    assert "fixed since 2.15.0" in text and "2.12.0 R, 2.15.0 -" in text
+    assert "fixed by 2.15.0 (reproduces on 2.12.0)" in text and "2.12.0 R, 2.15.0 -" in text
     assert "| kind | case | standing | 3.12 |" in render_table([standing({"3.12/2.15.0": R})], markdown=True)
     (tmp_path / "crash").mkdir()
     (tmp_path / "crash" / "0123456789ab.py").write_text(
