@@ -41,6 +41,7 @@ import ast
 import dataclasses
 import logging
 import re
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 
@@ -489,6 +490,16 @@ def tidy_passes(oracle: _Oracle, entry: str, inputs: str) -> None:
 
 # ---------------------------------------------------------------- the pipeline
 
+def parses_here(source: str) -> bool:
+    """Whether the host's Python can parse ``source`` (programs of 3.14/3.15
+    grammar cannot be parsed on an older host)."""
+    try:
+        ast.parse(source)
+    except SyntaxError:
+        return False
+    return True
+
+
 def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: float = DEFAULT_BUDGET_S,
                     progress: Callable[..., None] | None = None, program: Program | None = None,
                     jobs: int = 1, stages: Sequence[str] = ("generator", "source", "tidy"),
@@ -548,6 +559,13 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
 
             stage("generator", generator_stage, deadline)
     tidy_at = deadline - min(TIDY_RESERVE_S, budget_s * 0.1)
+    if not parses_here(oracle.best):
+        # grammar newer than the host's Python (a 3.14/3.15-gated program on a
+        # 3.11 host): the source and tidy passes work on syntax trees, so only
+        # the generator stage above could reduce it
+        log.info("the program does not parse on the host's Python %d.%d: only the generator stage reduces it",
+                 *sys.version_info[:2])
+        stages = [s for s in stages if s not in ("source", "tidy")]
     stage("source", lambda: reduce_statements(oracle, keep, jobs), tidy_at)
     stage("source", lambda: reduce_with_pysource_minimize(oracle), tidy_at)
     stage("tidy", lambda: tidy_passes(oracle, entry, inputs), deadline)

@@ -40,6 +40,9 @@ import ast
 import builtins
 import copy
 import hashlib
+import io
+import keyword
+import tokenize
 
 # torch functions that create or set a grad mode: one family in a skeleton
 # (the bug is the grad-mode object, whichever constructor made it).
@@ -512,7 +515,15 @@ def skeleton(source: str, *, stage: str = "dynamo", entry: str = "f", inputs: st
     text (rules in the module docstring). ``stage``: the signature's stage
     ("dynamo" abstracts tensor computations). Raises SyntaxError if
     ``source`` does not parse."""
-    tree = ast.parse(source)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        if not _tokenizes(source):
+            raise
+        # grammar newer than the host's Python (3.14 t-strings, PEP 758, PEP
+        # 798 on a 3.11 host): a token-level skeleton, names and constants
+        # abstracted, stable under renaming though not under deletions
+        return token_skeleton(source)
     tree = ast.Module(body=_reachable(tree, entry, inputs), type_ignores=[])
     for _ in range(50):  # each round removes something, or stops
         purity = _Purity(tree)
@@ -547,3 +558,41 @@ def one_line(text: str) -> str:
     if len(joined) > MAX_LINE_CHARS:
         joined = joined[:MAX_LINE_CHARS].rstrip() + "..."
     return f"{joined} #{digest}"
+
+
+def _tokenizes(source: str) -> bool:
+    try:
+        list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return False
+    return True
+
+
+def token_skeleton(source: str) -> str:
+    """``source`` as tokens with the program's own names numbered in order of
+    first appearance (``n0``, ``n1``, ...), numbers as ``0`` and strings as
+    ``''``; keywords, builtins and attribute names (``torch.relu``) kept.
+    For sources the host's ``ast`` cannot parse."""
+    names: dict[str, str] = {}
+    out: list[str] = []
+    previous = ""
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.ENCODING):
+            continue
+        if tok.type == tokenize.NAME:
+            text = tok.string
+            if not (keyword.iskeyword(text) or keyword.issoftkeyword(text) or hasattr(builtins, text)
+                    or text == "torch" or previous == "."):
+                text = names.setdefault(text, f"n{len(names)}")
+        elif tok.type == tokenize.NUMBER:
+            text = "0"
+        elif tok.type == tokenize.STRING:
+            text = "''"
+        elif tok.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+            text = {tokenize.NEWLINE: ";", tokenize.INDENT: "{", tokenize.DEDENT: "}"}[tok.type]
+        else:
+            text = tok.string
+        if text:
+            out.append(text)
+        previous = tok.string
+    return " ".join(out)

@@ -99,3 +99,41 @@ def test_gated_programs_compile_where_their_gate_says_and_not_before(gated_sampl
                 assert verdict == "ok", (name, feature, verdict)
             elif feature not in ("finally-control-flow", "deferred-annotations"):  # both parse everywhere
                 assert verdict.startswith("SyntaxError"), (name, feature, verdict)
+
+
+NEWER_GRAMMAR = '''import torch
+
+def f(t0, n):
+    tm = t"s{t0.shape}/{n}"
+    try:
+        raise ValueError("u1")
+    except ValueError, IndexError:
+        pass
+    flat = [*g for g in [[t0], [t0 * 2]]]
+    return flat[0] + len(tm.strings)
+
+def inputs():
+    return (torch.ones(2), 1)
+'''
+
+
+def test_the_host_keys_and_minimises_programs_of_grammar_it_cannot_parse():
+    """A 3.11 host cannot parse a 3.14/3.15 program: its skeleton falls back
+    to tokens (names and constants abstracted), and minimisation runs without
+    the syntax-tree passes instead of failing the campaign."""
+    import ast
+    import sys
+
+    from fuzz.reduce.pipeline import minimize_source, parses_here
+    from fuzz.triage.skeleton import skeleton
+
+    if sys.version_info >= (3, 15):
+        pytest.skip("this host parses 3.15 grammar")
+    with pytest.raises(SyntaxError):
+        ast.parse(NEWER_GRAMMAR)
+    assert not parses_here(NEWER_GRAMMAR)
+    renamed = NEWER_GRAMMAR.replace("tm", "tpl").replace('"u1"', '"other"').replace("flat", "xs")
+    assert skeleton(NEWER_GRAMMAR) == skeleton(renamed)
+    assert skeleton(NEWER_GRAMMAR) != skeleton(NEWER_GRAMMAR.replace("except ValueError, IndexError", "except KeyError, IndexError"))
+    result = minimize_source(NEWER_GRAMMAR, lambda source: "except ValueError, IndexError" in source, budget_s=5)
+    assert result.source.strip() == NEWER_GRAMMAR.strip() and result.lines_after == result.lines_before
