@@ -16,6 +16,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import tempfile
 import tomllib
 from collections.abc import Iterator
@@ -52,9 +53,12 @@ def toml_value(value: Any) -> str:
     return json.dumps(value)  # JSON strings and numbers are valid TOML
 
 
-def render_header(table: dict[str, Any], *, torch_version: str = DEFAULT_TORCH) -> str:
-    """The ``# /// script`` block of a case holding ``table`` as ``[tool.tcfuzz]``."""
-    lines = ["# /// script", '# requires-python = ">=3.11"',
+def render_header(table: dict[str, Any], *, torch_version: str = DEFAULT_TORCH,
+                  requires_python: str = "3.11") -> str:
+    """The ``# /// script`` block of a case holding ``table`` as ``[tool.tcfuzz]``;
+    ``requires_python`` is the oldest Python its grammar parses on ("3.14"
+    for a case that uses t-strings)."""
+    lines = ["# /// script", f'# requires-python = ">={requires_python}"',
              f"# dependencies = [{toml_value('torch==' + torch_version.split('+')[0])}]", "# [tool.tcfuzz]"]
     lines += [f"# {key} = {toml_value(value)}" for key, value in table.items()]
     lines.append("# ///")
@@ -75,7 +79,8 @@ def read_table(text: str) -> dict[str, Any]:
 
 def replace_table(text: str, table: dict[str, Any]) -> str:
     """``text`` with its ``[tool.tcfuzz]`` table replaced by ``table`` (keeping
-    the torch pin). Raises CaseFileError if the text has no PEP 723 block."""
+    the torch pin and ``requires-python``). Raises CaseFileError if the text
+    has no PEP 723 block."""
     header = read_pep723(text)
     if header is None:
         raise CaseFileError("the case has no '# /// script' block to hold its metadata")
@@ -83,7 +88,9 @@ def replace_table(text: str, table: dict[str, Any]) -> str:
     pin = tomllib.loads(header["content"]).get("dependencies", [f"torch=={DEFAULT_TORCH}"])
     version = next((d.split("==", 1)[1] for d in pin if d.startswith("torch==")),
                    str(table.get("torch", DEFAULT_TORCH)))
-    return text[:start] + render_header(table, torch_version=version) + text[end:]
+    needed = required_python(text)
+    return text[:start] + render_header(table, torch_version=version,
+                                        requires_python=f"{needed[0]}.{needed[1]}" if needed else "3.11") + text[end:]
 
 
 @contextlib.contextmanager
@@ -130,3 +137,12 @@ def record_replay(path: Path, python: str, torch_version: str, result: str) -> N
         table = read_table(text)
         table["replay"] = {**table.get("replay", {}), replay_key(python, torch_version): result}
         atomic_write(path, replace_table(text, table))
+
+
+REQUIRES_PYTHON = re.compile(r'^# requires-python = ">=\s*(\d+)\.(\d+)"', re.MULTILINE)
+
+
+def required_python(text: str) -> tuple[int, int] | None:
+    """The (major, minor) of a case's ``requires-python = ">=X.Y"``, or None."""
+    found = REQUIRES_PYTHON.search(text)
+    return (int(found.group(1)), int(found.group(2))) if found else None

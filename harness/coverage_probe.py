@@ -20,14 +20,22 @@ one JSON object:
   ``dynamo_pseudo_opcodes`` the handled pseudo-instructions left out;
 - ``dynamo_opcode_coverage``: |seen ∩ dynamo| / |dynamo|.
 
-``... PROGRAMS.json --lines-only DATA_FILE [--start K] [--timeout-s 20]``
+``... PROGRAMS.json --lines-only DATA_FILE [--start K] [--timeout-s 20] [--backend eager]``
 runs programs K... under ``torch.compile(backend="eager")`` (two calls each)
 with the ``coverage`` package (a worker-env dependency: see tox.ini) measuring
 ``torch/_dynamo/**.py``, and reports each outcome as it goes (see
-``measure_lines``).
+``measure_lines``). With ``--backend inductor`` it compiles with Inductor
+instead (on CPU), measures ``torch/_inductor`` and ``torch/_functorch`` too,
+and reports with each outcome the operators of the graphs: ``torch_ops``
+(the targets of the FX graphs Dynamo captured) and ``aten_ops`` (the
+``OpOverloadPacket``s of the graphs Inductor's ``compile_fx_inner`` receives
+after AOTAutograd: forward and backward).
 
-``... --report DATA_FILE`` combines the data of every such process and prints
-``dynamo_line_coverage``, the share of those statements executed.
+``... --report DATA_FILE [--backend inductor]`` combines the data of every
+such process and prints ``dynamo_line_coverage``, the share of those
+statements executed (and ``inductor_line_coverage``,
+``functorch_line_coverage`` for Inductor; every ``.py`` file under the
+folder counts, imported or not).
 
 Runs inside the worker envs: stdlib, torch and ``coverage`` only. A program
 that runs longer than ``--timeout-s`` is interrupted by a SIGALRM handler:
@@ -101,8 +109,72 @@ def _alarm(signum: int, frame: Any) -> None:
     raise _Timeout()
 
 
-def run_compiled(source: str, index: int, timeout_s: float, workdir: str) -> str:
-    """Run one program's entry under ``backend="eager"``; the outcome as a word."""
+# Backends the line probe can compile with, and the folders of torch (under
+# torch/) whose statements it measures for each.
+BACKENDS: dict[str, tuple[str, ...]] = {
+    "eager": ("_dynamo",),
+    "inductor": ("_dynamo", "_inductor", "_functorch"),
+}
+
+
+class OpRecorder:
+    """A ``torch.compile`` backend that runs Inductor and records the graphs' operators.
+
+    ``torch_ops``: names of the call_function/call_method targets of the
+    graphs Dynamo hands to the backend; ``aten_ops``: ``namespace.name`` of
+    every ``OpOverload`` in the graphs Inductor lowers (``GraphLowering.run``,
+    after AOTAutograd's decompositions and partitioning; forward and
+    backward graphs), recorded while ``recording()`` is active.
+    """
+
+    def __init__(self) -> None:
+        self.torch_ops: set[str] = set()
+        self.aten_ops: set[str] = set()
+
+    def __call__(self, gm: Any, example_inputs: Any) -> Any:
+        from torch._inductor.compile_fx import compile_fx
+
+        for node in gm.graph.nodes:
+            if node.op == "call_function":
+                self.torch_ops.add(getattr(node.target, "__name__", str(node.target)))
+            elif node.op == "call_method":
+                self.torch_ops.add(str(node.target))
+        return compile_fx(gm, example_inputs)
+
+    @contextlib.contextmanager
+    def recording(self) -> Any:
+        """Record the aten operators of every graph Inductor lowers meanwhile."""
+        from torch._inductor.graph import GraphLowering
+
+        original = GraphLowering.run
+        recorder = self
+
+        def run(lowering: Any, *args: Any) -> Any:
+            recorder.aten_ops.update(_aten_names(lowering.module))
+            return original(lowering, *args)
+
+        GraphLowering.run = run
+        try:
+            yield self
+        finally:
+            GraphLowering.run = original
+
+
+def _aten_names(gm: Any) -> set[str]:
+    import torch
+
+    names = set()
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
+            packet = node.target.overloadpacket
+            names.add(f"{packet._qualified_op_name.replace('::', '.')}")
+    return names
+
+
+def run_compiled(source: str, index: int, timeout_s: float, workdir: str,
+                 backend: str = "eager", recorder: OpRecorder | None = None) -> str:
+    """Run one program's entry compiled with ``backend`` ("eager", or the
+    ``recorder`` for "inductor"); the outcome as a word."""
     import torch
     import torch._dynamo
 
@@ -120,7 +192,7 @@ def run_compiled(source: str, index: int, timeout_s: float, workdir: str) -> str
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             exec(compile(source, path, "exec"), module.__dict__)
-            compiled = torch.compile(module.f, backend="eager")
+            compiled = torch.compile(module.f, backend=recorder if recorder is not None else backend)
             for _ in range(CALLS):
                 torch.manual_seed(0)
                 compiled(*module.inputs())
@@ -130,6 +202,9 @@ def run_compiled(source: str, index: int, timeout_s: float, workdir: str) -> str
     except BaseException as e:  # the program's failure is data here too
         if isinstance(e, KeyboardInterrupt):
             raise
+        # the message on stderr (the host reads only the progress lines there), for whoever debugs
+        first = (str(e).strip().splitlines() or [""])[0][:300]
+        print(f"tcfuzz-probe: program {index} raised {type(e).__name__}: {first}", file=sys.stderr, flush=True)
         return f"raised {type(e).__name__}"
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -137,62 +212,87 @@ def run_compiled(source: str, index: int, timeout_s: float, workdir: str) -> str
         torch._dynamo.reset()
 
 
-def measure_lines(sources: list[str], timeout_s: float, data_file: str, start: int = 0) -> None:
-    """Run ``sources[start:]`` under ``backend="eager"`` with torch/_dynamo's
-    line coverage collected into ``data_file`` (one file per process:
+def measure_lines(sources: list[str], timeout_s: float, data_file: str, start: int = 0,
+                  backend: str = "eager") -> None:
+    """Run ``sources[start:]`` compiled with ``backend`` (a key of ``BACKENDS``)
+    with the line coverage of its torch folders collected into ``data_file`` (one file per process:
     ``coverage``'s data suffix), saved after every program so that a program
     that kills the process (a segfault in Dynamo) loses only itself.
 
     Before each program prints ``tcfuzz-probe: program K`` on stderr, after it
-    ``{"program": K, "outcome": WORD}`` on stdout, both flushed: the host
-    restarts a probe that died from the program after the one that killed it.
+    ``{"program": K, "outcome": WORD}`` on stdout (with ``torch_ops`` and
+    ``aten_ops`` for "inductor"), both flushed: the host restarts a probe
+    that died from the program after the one that killed it.
     """
     import coverage
-    import torch._dynamo
+    import torch
 
     if sys.version_info >= (3, 12):
         # sys.monitoring turns a line's event off once it is recorded, so
         # Dynamo runs near full speed; and 3.13t has no C tracer to fall back
         # on (coverage's pure-Python tracer is many times slower)
         os.environ.setdefault("COVERAGE_CORE", "sysmon")
-    root = os.path.dirname(torch._dynamo.__file__)
-    cov = coverage.Coverage(data_file=data_file, data_suffix=True, include=[os.path.join(root, "*")],
-                            branch=False)
+    torch_root = os.path.dirname(torch.__file__)
+    include = [os.path.join(torch_root, folder, "*") for folder in BACKENDS[backend]]
+    cov = coverage.Coverage(data_file=data_file, data_suffix=True, include=include, branch=False)
     signal.signal(signal.SIGALRM, _alarm)
+    if backend == "inductor":
+        import torch._inductor.config
+
+        # one compile process: the probe shares the machine with the campaign's workers
+        torch._inductor.config.compile_threads = 1
+        # no FX-graph or AOTAutograd cache hits: a cached graph runs none of the code measured
+        torch._inductor.config.force_disable_caches = True
     with tempfile.TemporaryDirectory(prefix="tcfuzz-probe-") as workdir:
         cov.start()
         try:
             for index in range(start, len(sources)):
                 print(f"{PROGRESS} {index}", file=sys.stderr, flush=True)
-                word = run_compiled(sources[index], index, timeout_s, workdir)
+                recorder = OpRecorder() if backend == "inductor" else None
+                with recorder.recording() if recorder is not None else contextlib.nullcontext():
+                    word = run_compiled(sources[index], index, timeout_s, workdir, backend, recorder)
                 cov.save()
-                print(json.dumps({"program": index, "outcome": word}), flush=True)
+                entry: dict[str, Any] = {"program": index, "outcome": word}
+                if recorder is not None:
+                    entry["torch_ops"] = sorted(recorder.torch_ops)
+                    entry["aten_ops"] = sorted(recorder.aten_ops)
+                print(json.dumps(entry), flush=True)
         finally:
             cov.stop()
             cov.save()
 
 
-def line_report(data_file: str) -> dict[str, Any]:
-    """Share of torch/_dynamo's statements in the combined data files of
-    ``measure_lines`` (``data_file`` and its suffixed siblings)."""
+def line_report(data_file: str, backend: str = "eager") -> dict[str, Any]:
+    """Share of the statements of each torch folder of ``BACKENDS[backend]``
+    in the combined data files of ``measure_lines`` (``data_file`` and its
+    suffixed siblings): ``dynamo_line_coverage`` (``inductor_...``,
+    ``functorch_...``), with ``..._lines_executed`` and ``..._statements``."""
     import coverage
-    import torch._dynamo
+    import torch
 
-    root = os.path.dirname(torch._dynamo.__file__)
-    cov = coverage.Coverage(data_file=data_file, include=[os.path.join(root, "*")], branch=False)
+    torch_root = os.path.dirname(torch.__file__)
+    roots = [os.path.join(torch_root, folder) for folder in BACKENDS[backend]]
+    cov = coverage.Coverage(data_file=data_file, include=[os.path.join(r, "*") for r in roots], branch=False)
     cov.combine([os.path.dirname(os.path.abspath(data_file))], keep=True)
-    statements = executed = 0
-    for folder, _, files in os.walk(root):
-        for name in files:
-            if name.endswith(".py"):
-                _, lines, _, missing, _ = cov.analysis2(os.path.join(folder, name))
-                statements += len(lines)
-                executed += len(lines) - len(missing)
-    return {
-        "dynamo_line_coverage": executed / statements if statements else 0.0,
-        "dynamo_lines_executed": executed,
-        "dynamo_statements": statements,
-    }
+    report: dict[str, Any] = {}
+    for folder, root in zip(BACKENDS[backend], roots):
+        statements = executed = 0
+        for path, _, files in os.walk(root):
+            for name in files:
+                if name.endswith(".py"):
+                    try:
+                        _, lines, _, missing, _ = cov.analysis2(os.path.join(path, name))
+                    except coverage.exceptions.NoSource:
+                        continue
+                    except coverage.exceptions.NotPython:
+                        continue
+                    statements += len(lines)
+                    executed += len(lines) - len(missing)
+        key = folder.strip("_")
+        report[f"{key}_line_coverage"] = executed / statements if statements else 0.0
+        report[f"{key}_lines_executed"] = executed
+        report[f"{key}_statements"] = statements
+    return report
 
 
 def census(sources: list[str]) -> dict[str, Any]:
@@ -229,16 +329,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="run the programs for line coverage of torch/_dynamo, into DATA_FILE (see measure_lines)")
     parser.add_argument("--start", type=int, default=0, help="with --lines-only: the first program to run")
     parser.add_argument("--report", metavar="DATA_FILE", help="only print the line coverage of DATA_FILE's data")
+    parser.add_argument("--backend", choices=sorted(BACKENDS), default="eager",
+                        help="with --lines-only and --report: the backend compiled with and the folders measured")
     args = parser.parse_args(argv)
     if args.report:
-        sys.stdout.write(json.dumps(line_report(args.report)) + "\n")
+        sys.stdout.write(json.dumps(line_report(args.report, args.backend)) + "\n")
         return 0
     if not args.programs:
         parser.error("PROGRAMS is required unless --report")
     with open(args.programs) as fh:
         sources = json.load(fh)
     if args.lines_only:
-        measure_lines(sources, args.timeout_s, args.lines_only, args.start)
+        measure_lines(sources, args.timeout_s, args.lines_only, args.start, args.backend)
         return 0
     sys.stdout.write(json.dumps(census(sources)) + "\n")
     return 0

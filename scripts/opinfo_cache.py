@@ -57,7 +57,8 @@ def main() -> int:
     data = {"torch": torch.__version__.split("+")[0], "ops": entries}
     # one entry per line, so a new torch release shows as a readable diff
     lines = [json.dumps(entry, sort_keys=True) for entry in entries]
-    OUT.write_text('{"torch": %s, "ops": [\n%s\n]}\n' % (json.dumps(data["torch"]), ",\n".join(lines)))
+    body = ",\n".join(lines)
+    OUT.write_text(f'{{"torch": {json.dumps(data["torch"])}, "ops": [\n{body}\n]}}\n')
     print(f"wrote {len(entries)} OpInfo entries of torch {data['torch']} to {OUT}")
     return 0
 

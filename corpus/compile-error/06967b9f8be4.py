@@ -13,6 +13,7 @@
 # last-seen = "2026-11-30"
 # count = 1
 # status = "open"
+# replay = {"3.12/2.15.0" = "does not reproduce", "3.14/2.15.0" = "does not reproduce", "3.15/2.15.0" = "does not reproduce", "3.11/2.15.0" = "does not reproduce"}
 # ///
 
 
@@ -44,7 +45,7 @@ if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they d
     from torch._dynamo.utils import same
     def run(fn):
         try: return [fn(*inputs()) for _ in range(2)]
-        except Exception as e: return f"raised {type(e).__name__}: {e}"
+        except BaseException as e: return f"raised {type(e).__name__}: {e}"
     eager, compiled = run(f), run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
     print(f"eager:    {eager}\ncompiled: {compiled}")
     sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)

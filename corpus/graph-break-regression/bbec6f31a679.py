@@ -15,7 +15,7 @@
 # seed = 2078700001
 # count = 1
 # status = "open"
-# replay = {"3.11/2.12.0" = "reproduces", "3.12/2.12.0" = "does not reproduce", "3.13/2.12.0" = "does not reproduce", "3.13t/2.12.0" = "does not reproduce"}
+# replay = {"3.11/2.12.0" = "reproduces", "3.12/2.12.0" = "does not reproduce", "3.13/2.12.0" = "does not reproduce", "3.13t/2.12.0" = "does not reproduce", "3.12/2.15.0" = "does not reproduce", "3.14/2.15.0" = "does not reproduce", "3.15/2.15.0" = "does not reproduce", "3.11/2.15.0" = "reproduces"}
 # ///
 
 
@@ -38,7 +38,7 @@ if __name__ == "__main__":  # exit 1 while Dynamo still breaks the graph for thi
     compiled = torch.compile(f, backend="eager")
     for _ in range(2):
         try: compiled(*inputs())
-        except Exception as e: print(f"raised {type(e).__name__}: {e}")
+        except BaseException as e: print(f"raised {type(e).__name__}: {e}")
     breaks = [m.splitlines()[0] for c in ("graph_break", "unimplemented") for m in counters[c]]
     print("graph breaks:", breaks)
     sys.exit(GB_TYPE in breaks)

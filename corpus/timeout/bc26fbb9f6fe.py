@@ -13,7 +13,7 @@
 # last-seen = "2026-11-30"
 # count = 2
 # status = "open"
-# replay = {"3.11/2.12.0" = "reproduces", "3.12/2.12.0" = "reproduces", "3.13/2.12.0" = "reproduces", "3.13t/2.12.0" = "reproduces"}
+# replay = {"3.11/2.12.0" = "reproduces", "3.12/2.12.0" = "reproduces", "3.13/2.12.0" = "reproduces", "3.13t/2.12.0" = "reproduces", "3.12/2.15.0" = "does not reproduce", "3.14/2.15.0" = "does not reproduce", "3.15/2.15.0" = "does not reproduce", "3.11/2.15.0" = "does not reproduce"}
 # ///
 
 
@@ -44,7 +44,7 @@ if __name__ == "__main__":  # exit 1, with the stack of the hang, while the comp
     from torch._dynamo.utils import same
     def run(fn):
         try: return [fn(*inputs()) for _ in range(2)]
-        except Exception as e: return f"raised {type(e).__name__}: {e}"
+        except BaseException as e: return f"raised {type(e).__name__}: {e}"
     def hung():
         print(f"compiled: no return within {HANG_S} s", flush=True)
         faulthandler.dump_traceback(all_threads=True)

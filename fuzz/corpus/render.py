@@ -24,6 +24,7 @@ from harness import casefile, plan as call_plan
 from harness.backends import PLANTED_BACKENDS
 from harness.program import Program, read_pep723
 from fuzz.triage.signature import GRAPH_BREAK, GRAPH_BREAK_REGRESSION, Signature
+from fuzz.generate import versions
 
 # Seconds a timeout case's compiled calls may take standalone before its
 # runner ends it as hanging (exit 1): the campaign's run timeout is 90 s, and
@@ -41,7 +42,7 @@ if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they d
     from torch._dynamo.utils import same
     def run(fn):
         try: return [fn(*inputs()) for _ in range(2)]
-        except Exception as e: return f"raised {type(e).__name__}: {e}"
+        except BaseException as e: return f"raised {type(e).__name__}: {e}"
     eager, compiled = run(f), run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
     print(f"eager:    {eager}\\ncompiled: {compiled}")
     sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)
@@ -90,7 +91,7 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
                 with contextlib.redirect_stdout(buf):
                     value = fn(*args)
                     value = list(value) if hasattr(value, "__next__") else value  # a generator runs when drained
-            except Exception as e: value = f"raised {type(e).__name__}: " + re.sub(r" at 0x\\w+", "", str(e).split(chr(10))[0])
+            except BaseException as e: value = f"raised {type(e).__name__}: " + re.sub(r" at 0x\\w+", "", str(e).split(chr(10))[0])
             out.append([value, list(args), buf.getvalue(), torch.is_grad_enabled()])
         return plan.calls, out + [state(module)]
     calls, eager = run(False)
@@ -127,7 +128,7 @@ if __name__ == "__main__":  # exit 1, with the stack of the hang, while the comp
     from torch._dynamo.utils import same
     def run(fn):
         try: return [fn(*inputs()) for _ in range(2)]
-        except Exception as e: return f"raised {type(e).__name__}: {e}"
+        except BaseException as e: return f"raised {type(e).__name__}: {e}"
     def hung():
         print(f"compiled: no return within {HANG_S} s", flush=True)
         faulthandler.dump_traceback(all_threads=True)
@@ -151,7 +152,7 @@ if __name__ == "__main__":  # exit 1 while Dynamo still breaks the graph for thi
     compiled = torch.compile(f, backend="eager")
     for _ in range(2):
         try: compiled(*inputs())
-        except Exception as e: print(f"raised {type(e).__name__}: {e}")
+        except BaseException as e: print(f"raised {type(e).__name__}: {e}")
     breaks = [m.splitlines()[0] for c in ("graph_break", "unimplemented") for m in counters[c]]
     print("graph breaks:", breaks)
     sys.exit(GB_TYPE in breaks)
@@ -182,7 +183,7 @@ def program_body(source: str, *, keep_lines: bool = False) -> str:
     try:
         tree = ast.parse(source)
     except SyntaxError:
-        return source
+        return _program_lines(source, keep_lines=keep_lines)  # grammar newer than the host's
     lines = source.splitlines(keepends=True)
     drop: set[int] = set()
     header = read_pep723(source)
@@ -201,6 +202,30 @@ def program_body(source: str, *, keep_lines: bool = False) -> str:
         return "".join("\n" if i in drop else line for i, line in enumerate(lines)).rstrip("\n") + "\n"
     kept = "".join(line for i, line in enumerate(lines) if i not in drop).strip("\n")
     return kept + "\n"
+
+
+def _program_lines(source: str, *, keep_lines: bool) -> str:
+    """``program_body`` by lines, for a source the host's ``ast`` cannot parse
+    (3.14/3.15 grammar on an older host): PEP 723 blocks, top-level runner
+    settings and everything from ``if __name__ == "__main__":`` on are dropped."""
+    lines = source.splitlines(keepends=True)
+    drop: set[int] = set()
+    in_header = False
+    settings = tuple(f"{name} = " for name in RUNNER_SETTINGS + _OLD_RUNNER_SETTINGS)
+    for i, line in enumerate(lines):
+        text = line.rstrip("\n")
+        if text == "# /// script":
+            in_header = True
+        if in_header or text.startswith(settings):
+            drop.add(i)
+        if in_header and text == "# ///":
+            in_header = False
+        if text.startswith("if __name__ == "):
+            drop.update(range(i, len(lines)))
+            break
+    if keep_lines:
+        return "".join("\n" if i in drop else line for i, line in enumerate(lines)).rstrip("\n") + "\n"
+    return "".join(line for i, line in enumerate(lines) if i not in drop).strip("\n") + "\n"
 
 
 def code_lines(source: str) -> int:
@@ -242,7 +267,9 @@ def render_case(program: Program, signature: Signature, *, backend: str, torch_v
     body = program_body(program.source)
     if "import torch" not in body:
         body = "import torch\n" + body
-    parts = [casefile.render_header(table, torch_version=torch_version), body.rstrip("\n")]
+    parts = [casefile.render_header(table, torch_version=torch_version,
+                                    requires_python=requires_python(program, body, signature)),
+             body.rstrip("\n")]
     if device != "cpu":  # as harness.device.to_device does in the worker
         parts.append(_RUNNER_DEVICE.replace("DEVICE", device))
     if signature.kind in (GRAPH_BREAK, GRAPH_BREAK_REGRESSION):
@@ -276,6 +303,20 @@ def divergence_last_call(signature: Signature) -> str | None:
     if "@" in detail:
         return detail.rsplit("@", 1)[1]
     return None if detail == "globals" else call_plan.Call.CACHED.value
+
+
+def requires_python(program: Program, body: str, signature: Signature) -> str:
+    """The oldest Python a case's program parses on: its version-gated
+    features' (fuzz.generate.versions), else, when the host cannot parse it,
+    the oldest interpreter it was found on, else "3.11"."""
+    gate = versions.min_python(program.features)
+    if gate is None:
+        try:
+            ast.parse(body)
+        except SyntaxError:
+            found = [v for v in map(versions.version_of, signature.interpreters) if v]
+            gate = min(found) if found else None
+    return f"{gate[0]}.{gate[1]}" if gate else "3.11"
 
 
 def rerender(text: str) -> str:

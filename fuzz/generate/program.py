@@ -41,7 +41,9 @@ from fuzz.generate import (
     constructs_exceptions,
     constructs_generators,
     constructs_misc,
+    constructs_newest,
     constructs_objects,
+    constructs_tensor,
     constructs_with,
     statements,
 )
@@ -58,7 +60,7 @@ __all__ = [
 
 # Name recorded in Program.generator; bump the suffix when the same seed starts
 # meaning a different program.
-GENERATOR = "tcfuzz.v2"
+GENERATOR = "tcfuzz.v3"
 
 # The modules whose registered constructs make the statement table, in table
 # order (each module's constructs in definition order). The order is part of
@@ -70,6 +72,9 @@ _CONSTRUCT_MODULES = (
     constructs_with,
     constructs_objects,
     constructs_misc,
+    constructs_tensor,
+    # version-gated kinds (3.14+, 3.15+): drawn only where weights enable them
+    constructs_newest,
 )
 # The statement table: every kind the writer draws, with its weight.
 STATEMENTS: tuple[Construct, ...] = collect(_CONSTRUCT_MODULES)
@@ -134,6 +139,9 @@ MAX_EXTRA_ARGS = 2
 # the inputs, so inputs() itself stays a pure function: the harness may call it
 # more often in one run than in another.)
 NON_CONTIGUOUS_PERCENT = 20
+# Chance that f starts with an operator-heavy typed graph (fuzz.generate.constructs_tensor),
+# in percent: its calls always run and its results are returned.
+OPERATOR_HEAVY_PERCENT = 30
 
 # Features of the program as a whole rather than of one statement kind: the
 # layout of t0 and t1, expressions, and the extra arguments of f.
@@ -201,6 +209,9 @@ def _write(w: StatementWriter) -> tuple[str, tuple[str, ...]]:
             if line.startswith("{t} ="):
                 scope.tensors += (name,)
                 scope.writable += (name,)
+    if w.chance(OPERATOR_HEAVY_PERCENT):
+        # an operator-heavy program: a typed graph at the top of f, thin Python around it
+        constructs_tensor.tensor_graph(w, scope)
     w.body(scope, TOP_STATEMENTS)
     for i, kind in enumerate(extras):
         if kind == "requires-grad":
@@ -215,7 +226,10 @@ def _write(w: StatementWriter) -> tuple[str, tuple[str, ...]]:
                 w.emit(scope, f"(grad{i},) = torch.autograd.grad({loss}, [a{i}])")
                 grads.append(f"grad{i}")
     # every local tensor is returned, so a divergence anywhere shows
-    w.emit(scope, f"return {', '.join((w.squashed(scope), *scope.writable, *grads))}")
+    w.emit(scope, f"return {', '.join((w.squashed(scope), *scope.writable, *grads, *w.tensor_outputs))}")
+    # tensor graphs' inputs (fuzz.generate.constructs_tensor) are further parameters
+    params += [name for name, _ in w.tensor_inputs]
+    w.lines[2] = f"def f({', '.join(params)}):"
 
     def arguments(dims0: tuple[int, ...], dims1: tuple[int, ...]) -> str:
         def randn(dims: tuple[int, ...], dtype: str) -> str:
@@ -228,6 +242,7 @@ def _write(w: StatementWriter) -> tuple[str, tuple[str, ...]]:
         for kind in extras:
             values.append(_EXTRA_ARGS[kind].value.format(
                 dims=", ".join(map(str, dims0)), last=dims0[-1], scalar=scalar))
+        values += [source for _, source in w.tensor_inputs]
         return f"({', '.join(values)})"
 
     inputs = [
@@ -261,7 +276,7 @@ def _programs(draw: st.DrawFn, weights: dict[str, float] | None = None) -> Progr
 
 
 def programs(weights: dict[str, float] | None = None) -> st.SearchStrategy[Program]:
-    """A Hypothesis strategy for generated ``Program``s (``generator="tcfuzz.v2"``).
+    """A Hypothesis strategy for generated ``Program``s (``generator="tcfuzz.v3"``).
 
     Each program defines ``f(t0, t1, n, *extras)``, where ``t0`` and ``t1`` are
     float32 or float64 tensors (``t0`` of shape (3, 4), (2, 5), (4,),

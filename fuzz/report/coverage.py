@@ -1,9 +1,13 @@
 """Measured coverage of a program source: Dynamo's opcodes and lines, per interpreter.
 
 The host draws the programs; ``harness.coverage_probe`` compiles (and, for
-line coverage, runs under ``backend="eager"``) them inside each worker env,
-because opcodes differ per CPython version. See that module for what each
-number means.
+line coverage, runs under ``backend="eager"``, or Inductor with
+``backend="inductor"``) them inside each worker env, because opcodes differ
+per CPython version. See that module for what each number means. With
+Inductor, each interpreter's entry also has ``aten_ops`` (the distinct aten
+operators of the graphs Inductor compiled), ``torch_ops`` (those of the
+graphs Dynamo captured) and the line coverage of ``torch/_inductor`` and
+``torch/_functorch``.
 """
 
 from __future__ import annotations
@@ -28,11 +32,18 @@ log = logging.getLogger(__name__)
 
 # Keys of each interpreter's entry in `tcfuzz coverage --json` (docs/design.md, "Command line").
 JSON_KEYS = ("opcodes_seen", "dynamo_opcodes", "dynamo_opcode_coverage", "dynamo_line_coverage", "programs")
+# Further keys with --backend inductor: aten_ops and torch_ops are counts
+# (the names are in aten_op_names / torch_op_names).
+INDUCTOR_JSON_KEYS = ("aten_ops", "torch_ops", "inductor_line_coverage", "functorch_line_coverage",
+                      "aten_op_names", "torch_op_names", "outcomes")
+# Backends `tcfuzz coverage --backend` accepts (harness.coverage_probe.BACKENDS).
+BACKENDS = ("eager", "inductor")
 # Wall-clock limit of one interpreter's probe, per program, in seconds (a
-# compile under backend="eager" takes 0.2-3 s on a loaded machine).
-PROBE_S_PER_PROGRAM = 30.0
+# compile under backend="eager" takes 0.2-3 s on a loaded machine; with
+# Inductor, C++ code generation and compilation add 5-60 s).
+PROBE_S_PER_PROGRAM = {"eager": 30.0, "inductor": 150.0}
 # Per-program limit inside the probe when running programs for line coverage, in seconds.
-PROGRAM_TIMEOUT_S = 20.0
+PROGRAM_TIMEOUT_S = {"eager": 20.0, "inductor": 120.0}
 
 
 def measure(
@@ -42,6 +53,7 @@ def measure(
     generator: str = "ours",
     seed: int = 0,
     lines: bool = True,
+    backend: str = "eager",
 ) -> dict[str, Any]:
     """Coverage of ``programs`` programs from ``generator`` (seeds seed, seed+1, ...).
 
@@ -50,12 +62,15 @@ def measure(
     ``lines``) plus details (``all_opcodes``, ``dynamo_opcodes_missed``,
     ``dynamo_pseudo_opcodes``, with ``lines`` ``outcomes``: how many programs
     ran "ok", raised, timed out or "crashed", the last killing the probe,
-    which goes on with the next program). Raises ValueError for an unknown
-    generator, HarnessError if a probe fails, or runs over its time, for a
+    which goes on with the next program; with ``backend="inductor"`` also
+    ``INDUCTOR_JSON_KEYS``). Raises ValueError for an unknown generator or
+    backend, HarnessError if a probe fails, or runs over its time, for a
     reason other than a program.
     """
     if generator not in SOURCES:
         raise ValueError(f"Expected a generator in {SOURCES} but got generator={generator!r}")
+    if backend not in BACKENDS:
+        raise ValueError(f"Expected a backend in {BACKENDS} but got backend={backend!r}")
     sources = [draw_program(s, generator).source for s in range(seed, seed + programs)]
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="tcfuzz-coverage-") as tmp:
@@ -68,8 +83,17 @@ def measure(
             if lines:
                 data_file = Path(tmp) / interp.name / ".coverage"
                 data_file.parent.mkdir()
-                result["outcomes"] = _run_for_lines(interp, path, programs, data_file)
-                result.update(_probe_json(interp, ["--report", str(data_file)], timeout_s=600))
+                ops: dict[str, set[str]] = {"torch_ops": set(), "aten_ops": set()}
+                result["outcomes"] = _run_for_lines(interp, path, programs, data_file, backend, ops)
+                result.update(_probe_json(interp, ["--report", str(data_file), "--backend", backend],
+                                          timeout_s=1200))
+                if backend == "inductor":
+                    for key, names in ops.items():
+                        result[key] = len(names)
+                        result[key.replace("_ops", "_op_names")] = sorted(names)
+                    log.info("%s: %d aten ops, %d torch ops; torch/_inductor %.3f, torch/_functorch %.3f",
+                             interp.name, result["aten_ops"], result["torch_ops"],
+                             result["inductor_line_coverage"], result["functorch_line_coverage"])
                 log.info("%s: torch/_dynamo line coverage %.3f (%d of %d statements); programs: %s", interp.name,
                          result["dynamo_line_coverage"], result["dynamo_lines_executed"],
                          result["dynamo_statements"], result["outcomes"])
@@ -77,8 +101,9 @@ def measure(
     return {"interpreters": results}
 
 
-def _probe(interp: Interpreter, args: list[str], timeout_s: float) -> subprocess.CompletedProcess:
-    command = [str(interp.python), "-m", "harness.coverage_probe", *args, "--timeout-s", str(PROGRAM_TIMEOUT_S)]
+def _probe(interp: Interpreter, args: list[str], timeout_s: float, backend: str = "eager") -> subprocess.CompletedProcess:
+    command = [str(interp.python), "-m", "harness.coverage_probe", *args,
+               "--timeout-s", str(PROGRAM_TIMEOUT_S[backend])]
     try:
         return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=interp.environ(),
                               timeout=timeout_s)
@@ -95,16 +120,23 @@ def _probe_json(interp: Interpreter, args: list[str], timeout_s: float) -> dict[
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _run_for_lines(interp: Interpreter, path: Path, programs: int, data_file: Path) -> dict[str, int]:
+def _run_for_lines(interp: Interpreter, path: Path, programs: int, data_file: Path, backend: str = "eager",
+                   ops: dict[str, set[str]] | None = None) -> dict[str, int]:
     """Run every program for line coverage into ``data_file``, restarting the
-    probe after a program that kills it; the count of each outcome."""
+    probe after a program that kills it; the count of each outcome. With
+    ``ops``, adds the probe's ``torch_ops``/``aten_ops`` of each program to
+    its sets."""
     outcomes: Counter[str] = Counter()
     start = 0
     while start < programs:
-        done = _probe(interp, [str(path), "--lines-only", str(data_file), "--start", str(start)],
-                      timeout_s=120 + PROBE_S_PER_PROGRAM * (programs - start))
+        done = _probe(interp, [str(path), "--lines-only", str(data_file), "--start", str(start),
+                               "--backend", backend],
+                      timeout_s=120 + PROBE_S_PER_PROGRAM[backend] * (programs - start), backend=backend)
         finished = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
         outcomes.update(entry["outcome"] for entry in finished)
+        for entry in finished:
+            for key, names in (ops or {}).items():
+                names.update(entry.get(key, ()))
         if done.returncode == 0:
             break
         started = re.findall(rf"^{re.escape(PROGRESS)} (\d+)$", done.stderr, re.MULTILINE)
@@ -121,8 +153,12 @@ def _run_for_lines(interp: Interpreter, path: Path, programs: int, data_file: Pa
 
 
 def as_json(measured: dict[str, Any]) -> dict[str, Any]:
-    """Only the documented keys: ``{"interpreters": {name: {JSON_KEYS...}}}``."""
-    return {"interpreters": {name: {key: entry[key] for key in JSON_KEYS}
+    """Only the documented keys: ``{"interpreters": {name: {JSON_KEYS...}}}``
+    (and ``INDUCTOR_JSON_KEYS`` where measured with Inductor)."""
+    def keys(entry: dict[str, Any]) -> tuple[str, ...]:
+        return (*JSON_KEYS, *INDUCTOR_JSON_KEYS) if "aten_ops" in entry else JSON_KEYS
+
+    return {"interpreters": {name: {key: entry[key] for key in keys(entry)}
                              for name, entry in measured["interpreters"].items()}}
 
 
@@ -139,4 +175,8 @@ def render_table(measured: dict[str, Any], generator: str) -> str:
             f"{entry['dynamo_opcode_coverage']:>7.3f} {'-' if line_cov is None else f'{line_cov:.3f}':>8}  "
             f"{' '.join(entry.get('dynamo_opcodes_missed', [])) or '-'}"
         )
+        if "aten_ops" in entry:
+            rows.append(f"{'':<7} inductor: {entry['aten_ops']} aten ops, {entry['torch_ops']} torch ops; line cov "
+                        f"torch/_inductor {entry['inductor_line_coverage']:.3f}, "
+                        f"torch/_functorch {entry['functorch_line_coverage']:.3f}; programs {entry['outcomes']}")
     return "\n".join(rows)

@@ -62,6 +62,21 @@ def test_json_output_has_exactly_the_documented_keys() -> None:
     assert "3.12" in table and "1/2" in table and "NOP" in table
 
 
+def test_inductor_json_adds_the_operator_and_inductor_keys() -> None:
+    from fuzz.report.coverage import INDUCTOR_JSON_KEYS
+
+    entry = {
+        "opcodes_seen": ["RESUME"], "dynamo_opcodes": ["RESUME"], "dynamo_opcode_coverage": 1.0,
+        "dynamo_line_coverage": 0.2, "programs": 2, "outcomes": {"ok": 2}, "aten_ops": 2, "torch_ops": 1,
+        "aten_op_names": ["aten.add", "aten.mm"], "torch_op_names": ["matmul"],
+        "inductor_line_coverage": 0.4, "functorch_line_coverage": 0.3, "inductor_statements": 10,
+    }
+    out = as_json({"interpreters": {"3.12": entry}})["interpreters"]["3.12"]
+    assert set(out) == set(JSON_KEYS) | set(INDUCTOR_JSON_KEYS)
+    assert out["aten_ops"] == 2 and out["inductor_line_coverage"] == 0.4
+    assert "2 aten ops" in render_table({"interpreters": {"3.12": entry}}, "ours")
+
+
 def test_bad_arguments_are_usage_errors(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
                                         tmp_path: Path) -> None:
     from fuzz.campaign import interpreters

@@ -36,6 +36,7 @@ from fuzz.generate.program import (
     program_from_data,
     programs,
 )
+from fuzz.generate.tensor_ops import Family
 from harness.program import Program
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -175,7 +176,9 @@ def extra_argument_kind(node: ast.expr) -> str:
 
 
 def input_features(tree: ast.Module) -> set[str]:
-    found = {extra_argument_kind(node) for node in first_call_arguments(tree)[3:]}
+    # the extra arguments are f's a0, a1, ...; the tensor graphs' inputs follow them
+    extras = sum(1 for a in function(tree, "f").args.args if re.fullmatch(r"a\d+", a.arg))
+    found = {extra_argument_kind(node) for node in first_call_arguments(tree)[3:3 + extras]}
     if isinstance(first_call_arguments(tree)[1], ast.Subscript):
         found.add("non-contiguous")
     return found
@@ -361,8 +364,35 @@ def construct_features(tree: ast.Module) -> set[str]:
         "user-cm": module_class(tree, "Suppress") is not None
         and any(isinstance(n, ast.With) and any(isinstance(i.context_expr, ast.Name) for i in n.items) for n in nodes),
         "walrus": any(isinstance(m, ast.NamedExpr) for c in comprehensions(f) for m in ast.walk(c)),
+        **tensor_features(tree),
     }
     return {name for name, present in rules.items() if present}
+
+
+def tensor_features(tree: ast.Module) -> dict[str, bool]:
+    """The features of fuzz.generate.constructs_tensor: graphs are assignments to v<N> over
+    parameters p<N> (in f or in a module-level nn.Module's forward)."""
+    f = function(tree, "f")
+    source = ast.unparse(tree)
+    nodes = list(ast.walk(f))
+    nets = [n for n in tree.body if isinstance(n, ast.ClassDef) and re.fullmatch(r"Net\d+", n.name)]
+    graph_code = [n for n in nodes + [m for c in nets for m in ast.walk(c)]
+                  if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and re.fullmatch(r"v\d+", t.id)
+                                                       for t in n.targets)]
+    unbind = [n for n in nodes if isinstance(n, (ast.For, ast.comprehension)) and "unbind(0)" in ast.unparse(n.iter)]
+    graph = bool(graph_code) and bool(re.search(r"def f\(.*\bp\d+", source))
+    return {
+        "tensor-graph": graph, "tensor-chain": graph,
+        **{f"op-{family.value}": graph for family in Family},
+        "tensor-module": bool(nets) and any(isinstance(n, ast.Call) and re.fullmatch(r"net\d+", ast.unparse(n.func))
+                                            for n in nodes),
+        "tensor-comprehension": any(isinstance(n, ast.comprehension) for n in unbind),
+        "tensor-generator": any(isinstance(n, ast.For) for n in unbind),
+        "tensor-backward": "materialize_grads=True" in ast.unparse(f),
+        "tensor-graph-break": graph and "graph_break()" in ast.unparse(f),
+        "low-precision": bool(re.search(r"float16|bfloat16", source)),
+        "int-tensor": bool(re.search(r"int32|int64|randint", source)),
+    }
 
 
 # Features whose detectors are exact both ways (present <=> claimed): those
@@ -452,7 +482,12 @@ def test_every_program_parses_and_defines_f_and_inputs(sample: list[Program]) ->
         functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
         params = [a.arg for a in functions["f"].args.args]
         assert params[:3] == ["t0", "t1", "n"]
-        assert params[3:] == [f"a{i}" for i in range(len(params) - 3)]
+        extras = [p for p in params[3:] if p.startswith("a")]
+        assert params[3:3 + len(extras)] == [f"a{i}" for i in range(len(extras))]
+        # then the tensor graphs' inputs (fuzz.generate.constructs_tensor): the growth input first
+        graph_inputs = params[3 + len(extras):]
+        assert all(re.fullmatch(r"p\d+", p) for p in graph_inputs[1:]), graph_inputs
+        assert not graph_inputs or re.fullmatch(r"grow\d+", graph_inputs[0]), graph_inputs
         assert len(first_call_arguments(tree)) == len(params)
         assert functions["inputs"].args.args == []
         assert program.generator == GENERATOR
@@ -499,8 +534,13 @@ def test_each_feature_claimed_is_present_and_each_present_is_claimed(
 
 
 def test_features_across_seeds_cover_the_vocabulary(large_sample: list[Program]) -> None:
+    """Every feature but the version-gated ones (never drawn without weights
+    that enable them: tests/unit/test_versions.py)."""
+    from fuzz.generate.versions import FEATURE_MIN_PYTHON
+
     covered = set().union(*(p.features for p in large_sample))
-    assert covered == set(FEATURES)
+    assert covered == set(FEATURES) - set(FEATURE_MIN_PYTHON)
+    assert not covered & set(FEATURE_MIN_PYTHON)
 
 
 # -- the construct registry ------------------------------------------------------------
@@ -518,15 +558,21 @@ PINNED_TABLE = (
     ("nn-module", 2), ("mutate-attr", 2), ("isinstance", 2), ("async-def", 2), ("del", 2),
     ("chained-comparison", 2), ("is-in", 2), ("short-circuit", 2), ("assert", 2), ("import", 2),
     ("unary", 2), ("slice", 2), ("set-ops", 2), ("dict-merge", 2), ("random", 1), ("nested-function", 2),
+    ("tensor-graph", 8), ("tensor-chain", 5), ("tensor-module", 3), ("tensor-comprehension", 3),
+    ("tensor-generator", 2),
+    # version-gated (fuzz.generate.constructs_newest): drawn only where weights enable them
+    ("template-string", 2), ("except-unparenthesised", 2), ("deferred-annotations", 2),
+    ("finally-control-flow", 2), ("comprehension-unpacking", 2),
 )
 # Kinds drawn only where the nesting depth and the statement budget allow.
 PINNED_COMPOUND = frozenset({
     "if", "for", "while", "try", "no-grad", "closure", "generator", "grad-mode", "grad-ctx-object",
-    "contextmanager", "user-cm", "match", "raise-from", "reraise", "except-star",
+    "contextmanager", "user-cm", "match", "raise-from", "reraise", "except-star", "tensor-generator",
+    "except-unparenthesised", "finally-control-flow",
 })
 # sha256 of generate(seed).source for seeds 0..99, joined: what GENERATOR's
 # seeds mean. A change to any program needs a new GENERATOR (and this digest).
-PINNED_DIGEST = ("tcfuzz.v2", "b10db436ae94e7161b9a85af6600ee613cbd7974e3f74bda5c72a59a1e82b664")
+PINNED_DIGEST = ("tcfuzz.v3", "df2c8594d7e7b9c0e16a9e1bc15dd5971ccb9891c8cdd5fb45a959be177f65d2")
 
 
 def test_the_statement_table_is_the_registry_in_its_pinned_order() -> None:
@@ -673,8 +719,12 @@ print(json.dumps(failures))
 
 
 def programs_per_feature(large_sample: list[Program], count: int) -> list[tuple[str, str]]:
+    from fuzz.generate.versions import FEATURE_MIN_PYTHON
+
     chosen = []
     for feature in FEATURES:
+        if feature in FEATURE_MIN_PYTHON:
+            continue  # tests/unit/test_versions.py
         claiming = [p for p in large_sample if feature in p.features][:count]
         assert claiming, f"no program uses {feature}"
         chosen += [(feature, p.source) for p in claiming]

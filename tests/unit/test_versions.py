@@ -137,3 +137,28 @@ def test_the_host_keys_and_minimises_programs_of_grammar_it_cannot_parse():
     assert skeleton(NEWER_GRAMMAR) != skeleton(NEWER_GRAMMAR.replace("except ValueError, IndexError", "except KeyError, IndexError"))
     result = minimize_source(NEWER_GRAMMAR, lambda source: "except ValueError, IndexError" in source, budget_s=5)
     assert result.source.strip() == NEWER_GRAMMAR.strip() and result.lines_after == result.lines_before
+
+
+def test_a_case_of_newer_grammar_is_read_on_an_older_host_and_keeps_its_requirement(tmp_path):
+    """A 3.14/3.15 case names its oldest Python in requires-python; an older
+    host reads it (the interpreters it requires check its syntax) and
+    re-renders it unchanged; without the requirement it is not a program."""
+    import sys
+
+    from fuzz.corpus import render, store
+    from fuzz.triage.signature import Signature
+    from harness.program import ProgramError
+
+    if sys.version_info >= (3, 15):
+        pytest.skip("this host parses 3.15 grammar")
+    sig = Signature("graph-break", "dynamo", "Missing bytecode handler", ("3.15",))
+    text = render.render_case(Program(NEWER_GRAMMAR), sig, backend="eager", torch_version="2.15.0")
+    assert '# requires-python = ">=3.15"' in text
+    path = tmp_path / "graph-break" / f"{sig.id}.py"
+    store.write_case(path, text)
+    program, table = store.read_case(path)
+    assert "except ValueError, IndexError" in program.source and "/// script" not in program.source
+    assert "__main__" not in program.source and table["interpreters"] == ["3.15"]
+    assert render.rerender(text) == text
+    with pytest.raises(ProgramError, match="not a Python program"):
+        Program(text.replace('">=3.15"', '">=3.11"')).check()

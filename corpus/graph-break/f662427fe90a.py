@@ -1,0 +1,59 @@
+# /// script
+# requires-python = ">=3.11"
+# dependencies = ["torch==2.15.0"]
+# [tool.tcfuzz]
+# signature = "graph-break|dynamo|Attempted to use `torch.nn.Parameter()` constructor with Dynamo|3.14,3.15"
+# kind = "graph-break"
+# stage = "dynamo"
+# interpreters = ["3.14", "3.15"]
+# backend = "eager"
+# device = "cpu"
+# torch = "2.15.0+cu132"
+# first-seen = "2026-12-01"
+# last-seen = "2026-12-01"
+# generator = "tcfuzz.v3"
+# seed = 314150003
+# count = 1
+# status = "open"
+# replay = {"3.14/2.15.0" = "reproduces", "3.15/2.15.0" = "reproduces"}
+# ///
+
+
+import torch
+
+class Block(torch.nn.Module):
+
+    def __init__(self, width):
+        self.weight = torch.nn.Parameter(torch.linspace(-1.0, 1.0, width))
+
+class Box:
+
+    def __init__(self, w, k):
+        pass
+
+def f(x, y):
+    t = torch.sigmoid(y)
+    t2 = y.sum().clamp(-3.0, 3.0)
+    t3 = torch.cos(t)
+
+    def g2(v5):
+        obj = Block(x.shape[-1])
+    t = g2((t3 - t2).clamp(-3.0, 3.0))
+
+def inputs():
+    g = torch.Generator().manual_seed(0)
+    return (torch.randn(2, 5, generator=g, dtype=torch.float64), torch.randn(2, 5, generator=g))
+
+
+GB_TYPE = "Attempted to use `torch.nn.Parameter()` constructor with Dynamo"
+
+if __name__ == "__main__":  # exit 1 while Dynamo still breaks the graph for this reason
+    import sys
+    from torch._dynamo.utils import counters
+    compiled = torch.compile(f, backend="eager")
+    for _ in range(2):
+        try: compiled(*inputs())
+        except BaseException as e: print(f"raised {type(e).__name__}: {e}")
+    breaks = [m.splitlines()[0] for c in ("graph_break", "unimplemented") for m in counters[c]]
+    print("graph breaks:", breaks)
+    sys.exit(GB_TYPE in breaks)

@@ -1,0 +1,55 @@
+# /// script
+# requires-python = ">=3.11"
+# dependencies = ["torch==2.15.0"]
+# [tool.tcfuzz]
+# signature = "graph-break|dynamo|Data-dependent branching|3.14,3.15"
+# kind = "graph-break"
+# stage = "dynamo"
+# interpreters = ["3.14", "3.15"]
+# backend = "eager"
+# device = "cpu"
+# torch = "2.15.0+cu132"
+# first-seen = "2026-12-01"
+# last-seen = "2026-12-01"
+# generator = "tcfuzz.mutate"
+# seed = 314150004
+# count = 1
+# status = "open"
+# replay = {"3.14/2.15.0" = "reproduces", "3.15/2.15.0" = "reproduces"}
+# ///
+
+
+import torch
+
+class State:
+    scale = 0.5
+
+    def __init__(self, w):
+        self.w = w
+        self.calls = 0
+
+def f(t0, t1, n, a0):
+    t5 = torch.tanh(t0 + (a0 * 2).float())
+    st1 = State(t5 * t1 / (1.0 + (t5 * t1).abs()))
+    t3 = torch.sigmoid(st1.w * st1.calls * 0.25)
+    i2 = 0
+    while i2 < 3 and (torch.tanh(t3) > 0.5).any():
+        pass
+
+def inputs():
+    0
+    return (0, 0, 0, torch.randn(4).to())
+
+
+GB_TYPE = "Data-dependent branching"
+
+if __name__ == "__main__":  # exit 1 while Dynamo still breaks the graph for this reason
+    import sys
+    from torch._dynamo.utils import counters
+    compiled = torch.compile(f, backend="eager")
+    for _ in range(2):
+        try: compiled(*inputs())
+        except BaseException as e: print(f"raised {type(e).__name__}: {e}")
+    breaks = [m.splitlines()[0] for c in ("graph_break", "unimplemented") for m in counters[c]]
+    print("graph breaks:", breaks)
+    sys.exit(GB_TYPE in breaks)

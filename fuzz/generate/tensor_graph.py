@@ -1,0 +1,224 @@
+"""Typed operator graphs: inputs of chosen types, then 10 to 40 operator calls over them.
+
+``draw_inputs`` chooses the graph's input tensors (shapes that broadcast
+against a base shape, dtypes float16 to float64, int32/int64 and bool, some
+strided, some leaves that require grad, some tie-free permutations) and the
+expressions that build them in ``inputs()``; ``build`` then writes one
+operator call per step, drawing a family (``FAMILY_WEIGHTS``) and a rule of
+``fuzz.generate.tensor_ops.RULES`` that fits the values so far. Each call is
+bound to a fresh name and joins the pool, so later calls reuse earlier
+results: a DAG, as torchfuzz writes, but typed by our rules; its outputs are
+its sinks, so every call is live. Where an input
+requires grad, the graph ends with ``torch.autograd.grad`` of a sum over its
+outputs (``materialize_grads=True``: unreached inputs get zeros;
+``retain_graph=True``: outputs folded into tensors the program later
+differentiates again keep their graph) and the gradients are outputs too.
+
+Every choice is a ``Chooser`` draw, so a graph is a function of the draws:
+the generator's Hypothesis choices, or ``RandomChooser(seed)`` in tests.
+Sizes stay at most ``MAX_SIZE`` per dim and ``MAX_NUMEL`` per tensor, so a
+graph runs in microseconds eagerly; the program adds a larger input
+elsewhere so that the harness's shape call grows that one and not the
+graph's (see ``fuzz.generate.constructs_tensor``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Sequence
+
+from fuzz.generate import tensor_ops, tensor_ops_extra, tensor_ops_layout, tensor_ops_nn  # noqa: F401  (registers the rules)
+from fuzz.generate.tensor_ops import RULES, Chooser, Family, OpRule
+from fuzz.generate.tensor_types import DType, TensorType, Value
+
+__all__ = ["FAMILY_WEIGHTS", "Graph", "GraphInput", "build", "draw_inputs"]
+
+# Largest size of one dim of a graph input (the program's growth input is larger).
+MAX_SIZE = 6
+# Largest element count of any value in a graph (a call making more is skipped).
+MAX_NUMEL = 768
+# Most dims of any value.
+MAX_NDIM = 5
+# Tries per step when a drawn rule finds no operand that fits.
+ATTEMPTS = 4
+# Relative weight of each family when drawing the next call.
+FAMILY_WEIGHTS: dict[Family, int] = {
+    Family.UNARY: 6, Family.BINARY: 7, Family.TERNARY: 2, Family.REDUCTION: 5, Family.SCAN: 1,
+    Family.VIEW: 6, Family.INDEXING: 3, Family.JOIN: 3, Family.SORT: 1, Family.INPLACE: 2,
+    Family.MATMUL: 3, Family.NORM: 2, Family.ACTIVATION: 3, Family.CONV: 2, Family.LOSS: 1,
+}
+# Input dtypes and their weights.
+_INPUT_DTYPES: tuple[tuple[DType, int], ...] = (
+    (DType.FLOAT32, 10), (DType.FLOAT64, 2), (DType.FLOAT16, 2), (DType.BFLOAT16, 2),
+    (DType.INT64, 2), (DType.INT32, 1), (DType.BOOL, 1),
+)
+_NAME = re.compile(r"\b(v\d+|p\d+)\b")
+
+
+@dataclasses.dataclass(frozen=True)
+class GraphInput:
+    """An input of the graph: its value and the expression that builds it in ``inputs()`` (uses ``g``)."""
+
+    value: Value
+    source: str
+
+
+@dataclasses.dataclass
+class Graph:
+    """A written graph: statements (unindented, in order), its outputs, and what it used.
+
+    ``outputs``: every call result no later call reads (the DAG's sinks, so
+    that no call is dead code a compiler may drop), then the gradients;
+    ``last``: the last call's result (None for no call); ``rules``: the rule
+    name of each call; ``families``: the families used; ``grads``: names of
+    the gradients it computes (also in ``outputs``).
+    """
+
+    lines: list[str]
+    outputs: list[Value]
+    rules: list[str]
+    families: set[Family]
+    grads: list[str]
+    last: Value | None = None
+
+
+def _weighted(c: Chooser, table: Sequence[tuple[object, int]]) -> object:
+    point = c.index(sum(w for _, w in table))
+    for value, weight in table:
+        if point < weight:
+            return value
+        point -= weight
+    raise AssertionError("unreachable: point is below the total weight")
+
+
+def _input_source(shape: tuple[int, ...], dtype: DType, requires_grad: bool, strided: bool,
+                  distinct: bool) -> str:
+    sizes = ", ".join(map(str, shape)) or ""
+    numel = 1
+    for s in shape:
+        numel *= s
+    if dtype is DType.BOOL:
+        return f"torch.randn({sizes or '()'}, generator=g) > 0"
+    if not dtype.is_float:
+        return f"torch.randint(-8, 9, ({sizes}{',' if len(shape) == 1 else ''}), generator=g, dtype={dtype.torch})"
+    if distinct:
+        # a tie-free permutation: index results over it are unambiguous
+        base = f"((torch.randperm({numel}, generator=g).reshape({sizes or '()'}) - {numel // 2}) * 0.25)"
+        text = f"{base}.to({dtype.torch})"
+    elif strided and shape:
+        wide = ", ".join(map(str, shape[:-1] + (2 * shape[-1],)))
+        text = f"torch.randn({wide}, generator=g, dtype={dtype.torch})[..., ::2]"
+    else:
+        text = f"torch.randn({sizes or '()'}, generator=g, dtype={dtype.torch})"
+    if requires_grad:
+        text = f"{text}.requires_grad_()" if distinct or strided else text[:-1] + ", requires_grad=True)"
+    return text
+
+
+def draw_inputs(c: Chooser, fresh: Callable[[str], str], count: int) -> list[GraphInput]:
+    """``count`` graph inputs around one base shape (rank 1-4, sizes 1..MAX_SIZE): the others
+    have it, a suffix of it or it with some dims 1, so that binary operators find partners."""
+    rank = 1 + c.index(4)
+    base = tuple(c.pick((2, 3, 4, 5, 6, 1)) for _ in range(rank))
+    inputs: list[GraphInput] = []
+    for i in range(count):
+        shape = base
+        if i > 0 and c.chance(40):
+            form = c.index(3)
+            if form == 0 and rank > 1:
+                shape = base[c.index(rank):]
+            elif form == 1:
+                d = c.index(rank)
+                shape = base[:d] + (1,) + base[d + 1:]
+            else:
+                shape = tuple(c.pick((2, 3, 4, 5)) for _ in range(1 + c.index(3)))
+        dtype = _weighted(c, _INPUT_DTYPES) if i > 0 or c.chance(30) else DType.FLOAT32
+        assert isinstance(dtype, DType)
+        requires_grad = dtype in (DType.FLOAT32, DType.FLOAT64) and c.chance(20)
+        distinct = dtype.is_float and c.chance(30)
+        strided = not distinct and dtype.is_float and bool(shape) and c.chance(20)
+        typ = TensorType(shape, dtype, contiguous=not strided, requires_grad=requires_grad)
+        bound = 5.0 if dtype.is_float and not distinct else (8.0 if dtype is not DType.BOOL else 1.0)
+        if distinct:
+            bound = 0.25 * max(1, typ.numel)
+        name = fresh("p")
+        inputs.append(GraphInput(Value(name, typ, bound, exact=True),
+                                 _input_source(shape, dtype, requires_grad, strided, distinct)))
+    return inputs
+
+
+def _rules_by_family() -> dict[Family, list[OpRule]]:
+    table: dict[Family, list[OpRule]] = {}
+    for rule in RULES:
+        table.setdefault(rule.family, []).append(rule)
+    return table
+
+
+def build(c: Chooser, pool: Sequence[Value], ops: int, fresh: Callable[[str], str],
+          break_percent: int = 0, family_weights: dict[Family, int] | None = None,
+          backward: bool = True) -> Graph:
+    """Write ``ops`` operator calls over ``pool`` (the inputs, and values in reach).
+
+    Each step draws a family by ``family_weights`` (default ``FAMILY_WEIGHTS``)
+    and a rule of it; a rule that finds no fitting operand, or a result over
+    ``MAX_NUMEL`` elements or ``MAX_NDIM`` dims, is redrawn up to ``ATTEMPTS``
+    times, then the step is skipped. With ``break_percent``, a
+    ``torch._dynamo.graph_break()`` follows a call with that chance. With
+    ``backward`` (and an output that requires grad), ends in ``torch.autograd.grad``.
+    """
+    weights = family_weights or FAMILY_WEIGHTS
+    by_family = _rules_by_family()
+    table = [(family, weight) for family, weight in weights.items() if by_family.get(family)]
+    values = list(pool)
+    grad_roots: dict[str, frozenset[str]] = {
+        v.name: frozenset({v.name}) for v in pool if v.type.requires_grad}
+    graph = Graph(lines=[], outputs=[], rules=[], families=set(), grads=[])
+    written: list[Value] = []
+    for _ in range(ops):
+        for _ in range(ATTEMPTS):
+            family = _weighted(c, table)
+            assert isinstance(family, Family)
+            rule = c.pick(by_family[family])
+            call = rule.write(c, values)
+            if call is None or call.type.numel > MAX_NUMEL or call.type.ndim > MAX_NDIM:
+                continue
+            name = fresh("v")
+            graph.lines.append(f"{name} = {call.text}")
+            graph.lines += [line.format(out=name) for line in call.after]
+            value = Value(name, call.type, call.bound, call.exact)
+            values.append(value)
+            written.append(value)
+            graph.rules.append(rule.name)
+            graph.families.add(family)
+            if call.type.requires_grad:
+                roots = frozenset().union(*(grad_roots.get(n, frozenset()) for n in _NAME.findall(call.text)))
+                grad_roots[name] = roots
+            if break_percent and c.chance(break_percent):
+                graph.lines.append("torch._dynamo.graph_break()")
+            break
+    if not written:
+        return graph
+    # names the calls read (an in-place statement after a call writes its own result: not a read)
+    read = set()
+    for line in graph.lines:
+        target, sep, text = line.partition(" = ")
+        if sep and re.fullmatch(r"v\d+", target):
+            read.update(_NAME.findall(text))
+    graph.outputs = [v for v in written if v.name not in read]
+    graph.last = written[-1]
+    leaves = sorted({root for v in graph.outputs for root in grad_roots.get(v.name, ())})
+    differentiable = [v for v in graph.outputs if v.type.requires_grad]
+    if backward and leaves and differentiable:
+        loss = fresh("loss")
+        terms = " + ".join(f"({v.name}.tanh() * 0.5).sum()" for v in differentiable)
+        graph.lines.append(f"{loss} = {terms}")
+        grads = [fresh("gr") for _ in leaves]
+        graph.lines.append(f"{', '.join(grads)}, = torch.autograd.grad({loss}, [{', '.join(leaves)}], "
+                           f"allow_unused=True, materialize_grads=True, retain_graph=True)")
+        graph.grads = grads
+        by_name = {v.name: v for v in pool}
+        for grad, leaf in zip(grads, leaves):
+            typ = by_name[leaf].type if leaf in by_name else TensorType((), DType.FLOAT32)
+            graph.outputs.append(Value(grad, typ.with_(requires_grad=False, contiguous=True), 1e6))
+    return graph

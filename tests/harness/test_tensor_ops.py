@@ -1,0 +1,118 @@
+"""Property test of the tensor generator's operator rules, under torch (a worker env).
+
+Each rule of ``fuzz.generate.tensor_ops.RULES``, over random pools of typed
+inputs (``tensor_graph.draw_inputs``: shapes, broadcasting partners, float16
+to float64, int32/int64, bool, strided, requires_grad), must write a call
+that runs eagerly and whose result has the shape, dtype and requires_grad
+the rule says (contiguous where it says so), within its magnitude bound; and
+whole graphs of 10-40 calls, with their gradients, must run. The pools come
+from ``RandomChooser`` seeds, so a failure names a reproducible seed.
+
+Run: ``PYTHONPATH=. .tox/py312/bin/python -m pytest tests/harness/test_tensor_ops.py -q``.
+"""
+
+from __future__ import annotations
+
+import warnings
+import zlib
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from fuzz.generate import tensor_graph
+from fuzz.generate.tensor_ops import RULES, Call, RandomChooser
+
+# Pools tried per rule (each with its own seed).
+SEEDS_PER_RULE = 25
+# Graphs run whole, and the share that must run without an exception.
+GRAPHS = 60
+GRAPH_VALID_SHARE = 0.95
+
+
+def materialize(inputs: list[tensor_graph.GraphInput], seed: int) -> dict[str, object]:
+    """The graph inputs as ``inputs()`` would build them: each source under one seeded generator."""
+    g = torch.Generator().manual_seed(seed)
+    return {i.value.name: eval(i.source, {"torch": torch, "g": g}) for i in inputs}
+
+
+def fresh_names():
+    counter = [0]
+
+    def fresh(prefix: str) -> str:
+        counter[0] += 1
+        return f"{prefix}{counter[0]}"
+
+    return fresh
+
+
+def check_call(call: Call, namespace: dict[str, object]) -> list[str]:
+    """Run ``call`` in ``namespace``; what differs from what the rule says."""
+    out = eval(call.text, namespace)
+    namespace["out0"] = out
+    for line in call.after:
+        exec(line.format(out="out0"), namespace)  # noqa: S102  (generated code is what is tested)
+    problems = []
+    if tuple(out.shape) != call.type.shape:
+        problems.append(f"shape {tuple(out.shape)} != {call.type.shape}")
+    if str(out.dtype) != call.type.dtype.torch:
+        problems.append(f"dtype {out.dtype} != {call.type.dtype.torch}")
+    if out.requires_grad != call.type.requires_grad:
+        problems.append(f"requires_grad {out.requires_grad} != {call.type.requires_grad}")
+    if call.type.contiguous and not out.is_contiguous():
+        problems.append("not contiguous")
+    if out.requires_grad:
+        # differentiable where the rule says so: backward reaches the leaves without an error
+        leaves = [v for v in namespace.values() if isinstance(v, torch.Tensor) and v.requires_grad and v.is_leaf]
+        torch.autograd.grad(out.float().sum(), leaves, allow_unused=True)
+    if out.numel() and out.dtype != torch.bool:
+        magnitude = out.detach().double().abs()
+        magnitude = magnitude[torch.isfinite(magnitude)]
+        if magnitude.numel() and magnitude.max() > call.bound * 1.001 + 1e-6:
+            problems.append(f"|value| {float(magnitude.max()):.3g} > bound {call.bound:.3g}")
+    return problems
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[rule.name for rule in RULES])
+def test_each_rule_writes_an_eagerly_valid_call_of_the_type_it_says(rule) -> None:
+    applied = 0
+    for seed in range(SEEDS_PER_RULE):
+        c = RandomChooser(zlib.crc32(f"{rule.name}/{seed}".encode()))
+        inputs = tensor_graph.draw_inputs(c, fresh_names(), 1 + c.index(4))
+        call = rule.write(c, [i.value for i in inputs])
+        if call is None:
+            continue
+        applied += 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                problems = check_call(call, {"torch": torch, **materialize(inputs, seed)})
+            except Exception as e:  # noqa: BLE001  (any error breaks the rule's promise: name the call)
+                problems = [f"{type(e).__name__}: {str(e).splitlines()[0]}"]
+        assert not problems, f"seed {seed}: {call.text}: {'; '.join(problems)}"
+    assert applied, f"{rule.name} found no operand in {SEEDS_PER_RULE} pools"
+
+
+def test_graphs_of_10_to_40_calls_run_eagerly_with_their_gradients() -> None:
+    ran, families = 0, set()
+    failures = []
+    for seed in range(GRAPHS):
+        c = RandomChooser(seed)
+        fresh = fresh_names()
+        inputs = tensor_graph.draw_inputs(c, fresh, 2 + c.index(3))
+        graph = tensor_graph.build(c, [i.value for i in inputs], 10 + c.index(31), fresh, break_percent=5)
+        assert 5 <= len(graph.rules) <= 40
+        families |= graph.families
+        namespace = {"torch": torch, **materialize(inputs, seed)}
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                graph_code = "\n".join(line for line in graph.lines if "graph_break" not in line)
+                exec(graph_code, namespace)  # noqa: S102  (generated code is what is tested)
+            for value in graph.outputs:
+                assert tuple(namespace[value.name].shape) == value.shape, (seed, value)
+            ran += 1
+        except Exception as e:  # noqa: BLE001  (counted: the share that must run is checked below)
+            failures.append(f"seed {seed}: {type(e).__name__}: {str(e).splitlines()[0]}")
+    assert ran >= GRAPH_VALID_SHARE * GRAPHS, failures
+    assert len(families) >= 12
