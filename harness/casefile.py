@@ -16,14 +16,13 @@ import contextlib
 import fcntl
 import json
 import os
-import re
 import tempfile
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from harness.program import read_pep723
+from harness.program import read_pep723, required_python
 
 # Values of the table's ``status`` field: "open" while the bug is there (the
 # default for a case without one), "fixed" once an upstream fix was confirmed;
@@ -137,12 +136,3 @@ def record_replay(path: Path, python: str, torch_version: str, result: str) -> N
         table = read_table(text)
         table["replay"] = {**table.get("replay", {}), replay_key(python, torch_version): result}
         atomic_write(path, replace_table(text, table))
-
-
-REQUIRES_PYTHON = re.compile(r'^# requires-python = ">=\s*(\d+)\.(\d+)"', re.MULTILINE)
-
-
-def required_python(text: str) -> tuple[int, int] | None:
-    """The (major, minor) of a case's ``requires-python = ">=X.Y"``, or None."""
-    found = REQUIRES_PYTHON.search(text)
-    return (int(found.group(1)), int(found.group(2))) if found else None

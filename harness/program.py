@@ -100,8 +100,6 @@ class Program:
         one (``requires-python = ">=3.14"``: t-strings, PEP 758, PEP 798) and
         defines both functions at the top level: this interpreter cannot parse
         it, those it requires can."""
-        from harness.casefile import required_python
-
         needed = required_python(self.source)
         if needed is None or needed <= sys.version_info[:2]:
             return False
@@ -145,3 +143,12 @@ def read_pep723(source: str) -> dict[str, str] | None:
                 "span": f"{match.start()}:{match.end()}",
             }
     return None
+
+
+REQUIRES_PYTHON = re.compile(r'^# requires-python = ">=\s*(\d+)\.(\d+)"', re.MULTILINE)
+
+
+def required_python(text: str) -> tuple[int, int] | None:
+    """The (major, minor) of a case's ``requires-python = ">=X.Y"``, or None."""
+    found = REQUIRES_PYTHON.search(text)
+    return (int(found.group(1)), int(found.group(2))) if found else None
