@@ -309,7 +309,8 @@ class Campaign:
             self._tick(f"minimising {n + 1}/{len(todo)}")
             case = file_finding(self.pool, finding, program, names=names, interpreters=config.interpreters,
                                 corpus_dir=config.corpus_dir, device=config.device, fullgraph=config.fullgraph,
-                                jobs=config.jobs, budget_s=per_case_s, torch_version=self._torch_version())
+                                jobs=config.jobs, budget_s=per_case_s, torch_version=self._torch_version(),
+                                torch_of={n: i.torch for n, i in self.pool.info.items()})
             stats = dict(case.stats)
             path = str(case.path) if case.filed else None
             # a filed case's signature carries its program's language features

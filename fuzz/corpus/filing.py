@@ -54,13 +54,18 @@ class FiledCase:
 
 def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names: list[str],
                  interpreters: list[Interpreter], corpus_dir: Path, device: str, fullgraph: bool, jobs: int,
-                 budget_s: float, torch_version: str) -> FiledCase:
+                 budget_s: float, torch_version: str, torch_of: Mapping[str, str] | None = None) -> FiledCase:
     """Minimise one finding on ``pool``'s workers (interpreters ``names``,
     at most ``budget_s`` seconds, ``jobs`` candidates at once), confirm it
     standalone on every one of ``interpreters`` and write it under
     ``corpus_dir``. Never raises for a finding that does not reproduce: the
-    FiledCase says so (and a warning is logged)."""
+    FiledCase says so (and a warning is logged). ``torch_of``: each
+    interpreter's torch version (its replays are recorded with it; the case
+    pins the lowest of its signature's interpreters'), else ``torch_version``."""
     sig = finding.signature
+    if torch_of:
+        shown = [torch_of[n] for n in sig.interpreters if n in torch_of]
+        torch_version = torch_version_of({n: _Info(v) for n, v in enumerate(shown)}) if shown else torch_version
     check = SignatureCheck(pool, program, sig, finding.backend, names, fullgraph=fullgraph, device=device)
     try:
         result = minimize_source(program.source, check, budget_s=budget_s, program=program, jobs=jobs)
@@ -74,7 +79,8 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names:
                               torch_version=torch_version, device=device, fullgraph=fullgraph)
     stats = {"lines_before": result.lines_before, "lines_after": result.lines_after, "checks": result.checks,
              "elapsed_s": round(result.elapsed_s, 2)}
-    case = file_case(text, sig, interpreters, corpus_dir=corpus_dir, torch_version=torch_version, stats=stats)
+    case = file_case(text, sig, interpreters, corpus_dir=corpus_dir, torch_version=torch_of or torch_version,
+                     stats=stats)
     if not case.filed:
         log.warning("bucket %s: %s; not filed", sig.id, case.reason)
     return case
@@ -95,7 +101,7 @@ def file_unreduced(program: Program, finding: Finding, interpreters: list[Interp
 
 
 def file_case(text: str, signature: Signature, interpreters: list[Interpreter], *, corpus_dir: Path,
-              torch_version: str, stats: Mapping[str, Any] | None = None) -> FiledCase:
+              torch_version: str | Mapping[str, str], stats: Mapping[str, Any] | None = None) -> FiledCase:
     """Run case ``text`` standalone on ``interpreters`` and write it (with
     the exit codes as its ``replay`` table, store.with_replay) to its place
     under ``corpus_dir`` when it reproduces on every interpreter of
@@ -118,7 +124,12 @@ def file_case(text: str, signature: Signature, interpreters: list[Interpreter], 
     return FiledCase(signature, path=path, standalone=codes, stats=stats)
 
 
-def torch_version_of(infos: Mapping[str, Any]) -> str:
+@dataclasses.dataclass(frozen=True)
+class _Info:
+    torch: str
+
+
+def torch_version_of(infos: Mapping[Any, Any]) -> str:
     """The torch version a case is filed with: the lowest that the
     interpreters' workers report (their InterpreterInfo ``torch``),
     casefile.DEFAULT_TORCH when none did."""

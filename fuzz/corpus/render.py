@@ -24,7 +24,6 @@ from harness import casefile, plan as call_plan
 from harness.backends import PLANTED_BACKENDS
 from harness.program import Program, read_pep723
 from fuzz.triage.signature import GRAPH_BREAK, GRAPH_BREAK_REGRESSION, Signature
-from fuzz.generate import versions
 
 # Seconds a timeout case's compiled calls may take standalone before its
 # runner ends it as hanging (exit 1): the campaign's run timeout is 90 s, and
@@ -309,6 +308,8 @@ def requires_python(program: Program, body: str, signature: Signature) -> str:
     """The oldest Python a case's program parses on: its version-gated
     features' (fuzz.generate.versions), else, when the host cannot parse it,
     the oldest interpreter it was found on, else "3.11"."""
+    from fuzz.generate import versions  # host only: render is imported in worker envs too (no hypothesis)
+
     gate = versions.min_python(program.features)
     if gate is None:
         try:

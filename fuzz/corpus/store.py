@@ -9,12 +9,13 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from harness import casefile
+from harness.casefile import DEFAULT_TORCH
 from harness.program import Program, ProgramError
 from fuzz.errors import CorpusError
 from fuzz.campaign.interpreters import Interpreter
@@ -53,13 +54,17 @@ def read_case(path: Path) -> tuple[Program, dict[str, Any]]:
     return program, meta
 
 
-def with_replay(text: str, codes: dict[str, int], torch_version: str) -> str:
+def with_replay(text: str, codes: dict[str, int], torch_version: str | Mapping[str, str]) -> str:
     """Case ``text`` with the exit codes of ``python CASE`` per interpreter
     (run_standalone) recorded in its ``replay`` table ("3.12/2.12.0" ->
-    "reproduces" for a non-zero exit, else "does not reproduce")."""
+    "reproduces" for a non-zero exit, else "does not reproduce");
+    ``torch_version`` is one release, or each interpreter's."""
+    def version(name: str) -> str:
+        return torch_version if isinstance(torch_version, str) else torch_version.get(name, DEFAULT_TORCH)
+
     table = casefile.read_table(text)
     table["replay"] = {**table.get("replay", {}), **{
-        casefile.replay_key(name, torch_version): casefile.REPRODUCES if code else casefile.DOES_NOT_REPRODUCE
+        casefile.replay_key(name, version(name)): casefile.REPRODUCES if code else casefile.DOES_NOT_REPRODUCE
         for name, code in codes.items()}}
     return casefile.replace_table(text, table)
 

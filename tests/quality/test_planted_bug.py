@@ -23,6 +23,9 @@ SEED, PROGRAMS = 100, 6
 
 
 def campaign(tmp_path, names, backends, *, minimise):
+    # the mission's four interpreters: no 3.14/3.15-gated programs (the host
+    # cannot minimise their grammar), and the run stays short
+    names = [n for n in names if n in interpreters.REQUIRED_PYTHONS]
     config = CampaignConfig(
         interpreters=[interpreters.resolve(n) for n in names], backends=backends,
         out_dir=tmp_path / "report", corpus_dir=tmp_path / "corpus", budget_s=None, programs=PROGRAMS,
@@ -34,7 +37,7 @@ def test_planted_wrong_backend_is_found_minimised_and_reproducible(tmp_path, ava
     result = campaign(tmp_path, available_pythons, ["tcfuzz_add_one"], minimise=True)
     summary = result.summary
     assert summary["verdicts"]["divergence"] > 0
-    assert set(summary["interpreters"]) == set(available_pythons)
+    assert set(summary["interpreters"]) == set(available_pythons) & set(interpreters.REQUIRED_PYTHONS)
     for name in ("summary.json", "summary.md", "index.html", "campaign.sqlite"):
         assert (tmp_path / "report" / name).exists()
     filed = [b for b in summary["buckets"] if b["kind"] == "divergence" and b["case"]]

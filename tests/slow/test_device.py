@@ -59,7 +59,9 @@ def test_simulated_cuda_fault_is_a_crash_and_the_pool_replaces_the_worker(tmp_pa
         assert after.verdict is Verdict.MATCH
         assert pool.workers[0].proc.pid != first
     log = "".join(p.read_text() for p in tmp_path.glob("worker-*.log"))
-    assert log.count("exiting after a CUDA fault") == 2
+    # each faulted worker retired: after the CUDA fault, or first because the
+    # fault left a thread running (harness.state), which retires it too
+    assert log.count("exiting after a CUDA fault") + log.count("exiting: the program left state behind") == 2, log
 
 
 def test_cli_refuses_cuda_where_torch_sees_no_gpu(tmp_path, capsys):
