@@ -308,14 +308,19 @@ def requires_python(program: Program, body: str, signature: Signature) -> str:
     """The oldest Python a case's program parses on: its version-gated
     features' (fuzz.generate.versions), else, when the host cannot parse it,
     the oldest interpreter it was found on, else "3.11"."""
-    from fuzz.generate import versions  # host only: render is imported in worker envs too (no hypothesis)
-
-    gate = versions.min_python(program.features)
+    gate = None
+    try:  # the generator's gates need hypothesis: on the host, not in worker envs (which render too)
+        from fuzz.generate import versions
+    except ImportError:
+        versions = None
+    if versions is not None:
+        gate = versions.min_python(program.features)
     if gate is None:
         try:
             ast.parse(body)
         except SyntaxError:
-            found = [v for v in map(versions.version_of, signature.interpreters) if v]
+            found = [(3, int(name.split(".")[1].rstrip("t"))) for name in signature.interpreters
+                     if name.startswith("3.") and name.split(".")[1].rstrip("t").isdigit()]
             gate = min(found) if found else None
     return f"{gate[0]}.{gate[1]}" if gate else "3.11"
 
