@@ -23,9 +23,10 @@ SEED, PROGRAMS = 100, 6
 
 
 def campaign(tmp_path, names, backends, *, minimise):
-    # the mission's four interpreters: no 3.14/3.15-gated programs (the host
-    # cannot minimise their grammar), and the run stays short
-    names = [n for n in names if n in interpreters.REQUIRED_PYTHONS]
+    if minimise:
+        # the four required interpreters: no 3.14/3.15-gated programs (the
+        # host cannot minimise their grammar), and the run stays short
+        names = [n for n in names if n in interpreters.REQUIRED_PYTHONS]
     config = CampaignConfig(
         interpreters=[interpreters.resolve(n) for n in names], backends=backends,
         out_dir=tmp_path / "report", corpus_dir=tmp_path / "corpus", budget_s=None, programs=PROGRAMS,
