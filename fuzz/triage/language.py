@@ -21,6 +21,8 @@ import ast
 import builtins
 import hashlib
 
+from fuzz.triage.skeleton import dotted
+
 # Node kinds of the baseline program ``import torch; def f(x): y = torch.sin(x) + 1; return y``
 # and of the scaffolding every case has, which tell nothing about a bug.
 BASELINE_NODES = frozenset({
@@ -44,15 +46,7 @@ def _is_expect(node: ast.stmt) -> bool:
     return isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "EXPECT" for t in node.targets)
 
 
-def _dotted(node: ast.expr) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
+_dotted = dotted  # ``a.b.c`` for an attribute chain on a name (fuzz.triage.skeleton)
 
 
 def language_features(source: str, *, entry_inputs: str = "inputs") -> frozenset[str]:
