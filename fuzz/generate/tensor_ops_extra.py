@@ -25,11 +25,11 @@ from fuzz.generate.tensor_ops import (
     op_rule,
     tame,
 )
-from fuzz.generate.tensor_ops_nn import _CONV_DTYPES
 from fuzz.generate.tensor_types import DType, TensorType, Value
 
 __all__: list[str] = []
 
+_CONV_DTYPES = (DType.FLOAT32, DType.FLOAT64)
 
 
 def _linspace(shape: tuple[int, ...], dtype: DType, low: float = -1.0, high: float = 1.0) -> str:
