@@ -26,6 +26,7 @@ from typing import Any
 from harness.backends import LADDER, PLANTED_BACKENDS, STANCE_BACKENDS
 from harness.outcome import Outcome, Verdict
 from harness.program import Program, ProgramError
+from harness.settings import CompileSettings
 from fuzz.campaign import cells, interpreters
 from fuzz.corpus import render, store
 from fuzz.errors import CorpusError, CouldNotMinimize, HarnessError, TcfuzzError, UsageError
@@ -223,7 +224,7 @@ def _new_config(args: argparse.Namespace) -> Any:
         programs=args.programs, seed=seed, jobs=args.jobs, shard=shard, minimise=not args.no_minimize, name=name,
         sources=sources, feedback=not args.no_feedback, share=share, threads=check_threads(args.threads, interps),
         worker_rss_mib=args.worker_rss_mib, worker_rss_growth_mib=args.worker_rss_growth_mib,
-        matrix=matrix.value, torch=release, unavailable=chosen.unavailable)
+        matrix=matrix.value, torch=release, unavailable=chosen.unavailable, vary_compile=not args.default_compile)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -289,15 +290,26 @@ def _case_settings(args: argparse.Namespace, meta: dict[str, Any]) -> tuple[str,
     return device, args.fullgraph or bool(meta.get("fullgraph", False))
 
 
+def _compile_settings(meta: dict[str, Any]) -> CompileSettings:
+    """The compile settings a case's table records (``compile``; none: the
+    defaults). Raises UsageError for a malformed entry."""
+    try:
+        return CompileSettings.from_json(meta.get("compile"))
+    except (TypeError, ValueError) as e:
+        raise UsageError(f"the case's compile = {meta.get('compile')!r} is malformed ({e}): fix or remove it") from None
+
+
 def _run_matrix(program: Program, interps: list[interpreters.Interpreter], backends: list[str], *,
-                fullgraph: bool, device: str, log_dir: Path, infos: dict[str, Any] | None = None) -> list[Outcome]:
+                fullgraph: bool, device: str, log_dir: Path, infos: dict[str, Any] | None = None,
+                settings: CompileSettings | None = None) -> list[Outcome]:
     from fuzz.campaign.workers import Task, WorkerPool
 
     with WorkerPool(interps, jobs=1, log_dir=log_dir) as pool:
         started = pool.start()
         if infos is not None:  # the interpreters' versions, for --markdown
             infos.update(started)
-        return pool.run_all(Task(program, i.name, b, device, fullgraph) for i in interps for b in backends)
+        return pool.run_all(Task(program, i.name, b, device, fullgraph, settings=settings or CompileSettings())
+                            for i in interps for b in backends)
 
 
 def _table(outcomes: list[Outcome], meta: dict[str, Any], interps: list[str], backends: list[str]) -> str:
@@ -333,8 +345,9 @@ def cmd_repro(args: argparse.Namespace) -> int:
     interps = check_device(device, interpreters.parse_list(args.python))
     names = [i.name for i in interps]
     infos: dict[str, Any] = {}
+    settings = _compile_settings(meta)
     outcomes = _run_matrix(program, interps, backends, fullgraph=fullgraph, device=device,
-                           log_dir=Path(args.log_dir), infos=infos)
+                           log_dir=Path(args.log_dir), infos=infos, settings=settings)
     blamed = _bisect(args.case, program, meta, interps, outcomes, device=device) if args.bisect else None
     if args.json:
         print(json.dumps({"case": args.case, "pattern": pattern(outcomes, names, backends),
@@ -347,6 +360,8 @@ def cmd_repro(args: argparse.Namespace) -> int:
     else:
         print(_table(outcomes, meta, names, backends))
         print(f"\npattern: {pattern(outcomes, names, backends)}")
+        if not settings.is_default:
+            print(f"compile settings: {settings.describe()}")
         for f in findings(outcomes):
             # a case is minimised: its root cause names it (from the runs on the finding's backend)
             sig = f.signature.with_root_cause(program.source, [o for o in outcomes if o.backend == f.backend])
@@ -361,7 +376,8 @@ def cmd_repro(args: argparse.Namespace) -> int:
             print(f"\n{blamed['interpreter']}: {compiler_bisect.describe(blamed)}" if blamed.get("interpreter")
                   else "\n--bisect: no Inductor-only finding to bisect (a lower backend shows it, or nothing does)")
     if args.save:
-        _save(program, interps, outcomes, Path(args.save), device=device, fullgraph=fullgraph, infos=infos)
+        _save(program, interps, outcomes, Path(args.save), device=device, fullgraph=fullgraph, infos=infos,
+              settings=settings)
     return EXIT_FOUND if any(o.verdict.is_bug for o in outcomes) else EXIT_OK
 
 
@@ -390,7 +406,7 @@ def _issue_extras(args: argparse.Namespace, interps: list[interpreters.Interpret
 
 
 def _save(program: Program, interps: list[interpreters.Interpreter], outcomes: list[Outcome], corpus_dir: Path, *,
-          device: str, fullgraph: bool, infos: dict[str, Any]) -> None:
+          device: str, fullgraph: bool, infos: dict[str, Any], settings: CompileSettings | None = None) -> None:
     """``repro --save``: file each bug (not graph break) the case shows into
     ``corpus_dir`` as it is, confirmed standalone and with its replay recorded
     (fuzz.corpus.filing.file_unreduced); say what was saved."""
@@ -401,7 +417,7 @@ def _save(program: Program, interps: list[interpreters.Interpreter], outcomes: l
         if f.signature.kind in (Kind.GRAPH_BREAK, Kind.GRAPH_BREAK_REGRESSION):
             continue
         case = filing.file_unreduced(program, f, interps, corpus_dir=corpus_dir, device=device, fullgraph=fullgraph,
-                                     torch_version=torch_version, outcomes=outcomes)
+                                     torch_version=torch_version, outcomes=outcomes, settings=settings)
         if case.filed:
             print(f"saved {case.path}")
         else:
@@ -480,6 +496,7 @@ def _minimise_target(meta: dict[str, Any], found: list[Finding]) -> Finding | No
 
 
 def cmd_minimize(args: argparse.Namespace) -> int:
+    from fuzz.corpus import filing
     from fuzz.reduce.pipeline import SignatureCheck, minimize_source
     from fuzz.campaign.workers import Task, WorkerPool
 
@@ -489,25 +506,30 @@ def cmd_minimize(args: argparse.Namespace) -> int:
     budget_s = parse_duration_s(args.budget)
     interps = check_device(device, interpreters.parse_list(args.python))
     names = [i.name for i in interps]
+    settings = _compile_settings(meta)
     with WorkerPool(interps, jobs=args.jobs, log_dir=Path(args.log_dir)) as pool:
         pool.start()
-        outcomes = pool.run_all(Task(program, n, b, device, fullgraph) for n in names for b in backends)
+        outcomes = pool.run_all(Task(program, n, b, device, fullgraph, settings=settings)
+                                for n in names for b in backends)
         target = _minimise_target(meta, findings(outcomes))
         if target is None:
             print(f"could not minimise {args.case}: it shows no divergence, crash or graph break here", file=sys.stderr)
             return EXIT_FOUND
         print(f"minimising for {target.signature.describe()} [{target.backend}]", file=sys.stderr)
         check = SignatureCheck(pool, program, target.signature, target.backend, names, fullgraph=fullgraph,
-                               device=device)
+                               device=device, settings=settings)
         try:
             result = minimize_source(program.source, check, budget_s=budget_s, program=program, jobs=args.jobs,
                                      progress=lambda message: print(f"  {message}", file=sys.stderr))
         except CouldNotMinimize as e:
             print(f"could not minimise {args.case}: {e}", file=sys.stderr)
             return EXIT_FOUND
+        torch_version = filing.torch_version_of({n: pool.info[n] for n in target.signature.interpreters
+                                                 if n in pool.info} or pool.info)
     text = render.render_case(program.with_source(result.source),
                               target.signature.with_root_cause(result.source, check.shown or outcomes),
-                              backend=target.backend, device=device, fullgraph=fullgraph)
+                              backend=target.backend, device=device, fullgraph=fullgraph,
+                              torch_version=torch_version, settings=settings)
     if args.output:
         Path(args.output).write_text(text)
     else:
@@ -577,6 +599,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--corpus", default="corpus", help="corpus folder (default ./corpus)")
     run.add_argument("--no-minimize", "--no-minimise", dest="no_minimize", action="store_true",
                      help="bucket only; file nothing")
+    run.add_argument("--default-compile", action="store_true",
+                     help="compile every program with torch.compile's defaults (default: a share of programs get "
+                          "dynamic, marked dims, max-autotune or Inductor config keys, chosen by seed)")
     run.add_argument("--resume", metavar="DIR",
                      help="continue the campaign in DIR (after a kill): its config, the next unfinished program")
     run.add_argument("--share", help="share of programs on the slower backends, e.g. aot_eager=0.5,inductor=0.25 "
@@ -596,7 +621,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--torch", help="pin one torch release on every interpreter, e.g. 2.13.0 "
                                      "(envs made with uv, cached under ~/.cache/tcfuzz/envs; also TCFUZZ_TORCH_RELEASE)")
     run.add_argument("--sources", help="where programs come from, with shares "
-                                       "(default ours=0.8,mutation=0.1,hypothesmith=0.1)")
+                                       "(default ours=0.8,mutation=0.1,hypothesmith=0.1; graphs=1: operator-heavy "
+                                       "programs only)")
     run.set_defaults(func=cmd_run)
 
     repro = sub.add_parser("repro", help="run one case on every interpreter x backend")
@@ -662,7 +688,8 @@ def build_parser() -> argparse.ArgumentParser:
     cov = sub.add_parser("coverage", help="opcodes and torch/_dynamo lines a generator's programs reach")
     cov.add_argument("--programs", type=int, default=500, help="programs to draw (default 500)")
     cov.add_argument("--python", help="interpreters: 3.11 ... 3.15t or paths (default: all that are provisioned)")
-    cov.add_argument("--generator", default="ours", help="ours (default), hypothesmith or mutation")
+    cov.add_argument("--generator", default="ours",
+                     help="ours (default), hypothesmith, mutation or graphs (operator-heavy)")
     cov.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
     cov.add_argument("--no-lines", action="store_true", help="opcodes only: skip running the programs")
     cov.add_argument("--backend", default="eager", choices=("eager", "inductor"),

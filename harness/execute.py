@@ -34,6 +34,7 @@ from harness.plan import Call, CallPlan, is_program_class, reset_global_state
 from harness.backends import resolve_backend, stance_of
 from harness.outcome import Aspect, CallResult, Outcome, Phase, Verdict
 from harness.program import Program, ProgramError
+from harness.settings import CompileSettings
 from harness.tracebacks import cause_chain, torch_location
 
 log = logging.getLogger(__name__)
@@ -400,9 +401,12 @@ def run_program(
     fullgraph: bool = False,
     workdir: str = ".",
     calls: int | None = None,
+    settings: CompileSettings | None = None,
 ) -> Outcome:
     """Run ``program`` eagerly twice and compiled with ``backend`` once, each
-    run making the calls of the program's plan (at most ``calls`` of them).
+    run making the calls of the program's plan (at most ``calls`` of them);
+    compiled with ``settings`` (harness.settings; None: torch.compile's
+    defaults), which the outcome records.
 
     Returns an Outcome; failures of the program are recorded in it, never raised.
     Raises ValueError for an unknown backend or a device this interpreter
@@ -413,8 +417,9 @@ def run_program(
     import torch
     import torch._dynamo
 
+    settings = settings or CompileSettings()
     outcome = Outcome(program_id=program.program_id, interpreter=interpreter, backend=backend,
-                      device=device, fullgraph=fullgraph)
+                      device=device, fullgraph=fullgraph, compile_settings=settings)
     backend_fn = resolve_backend(backend)
     devices.check(device)
     stance = stance_of(backend)
@@ -452,8 +457,8 @@ def run_program(
         fresh_start()
         mod_c = load_module(program, path)
         counter = observe.GraphCounter(backend_fn)
-        compiled_fn = torch.compile(getattr(mod_c, program.entry), backend=counter, fullgraph=fullgraph)
-        with observe.record_graph_breaks() as breaks, (
+        compiled_fn = settings.compile(getattr(mod_c, program.entry), backend=counter, fullgraph=fullgraph)
+        with observe.record_graph_breaks() as breaks, settings.patched(), (
                 torch.compiler.set_stance(stance) if stance else contextlib.nullcontext()):
             compiled = _Run()
             for i, label in enumerate(plan):

@@ -10,6 +10,8 @@ import dataclasses
 import enum
 from typing import Any
 
+from harness.settings import CompileSettings
+
 
 class Verdict(str, enum.Enum):
     """How compiled behaviour relates to eager behaviour for one run."""
@@ -194,6 +196,9 @@ class Outcome:
     # Process state the program left behind that the harness put back after
     # it (harness.state: "torch.sin rebound", "thread t1 still running").
     state_left: list[str] = dataclasses.field(default_factory=list)
+    # How torch.compile was called (harness.settings): dynamic, marked dims,
+    # mode, config keys. Rows written before it existed read as the defaults.
+    compile_settings: CompileSettings = dataclasses.field(default_factory=CompileSettings)
 
     def __post_init__(self) -> None:
         """Accept the enums' values as strings ("" for none). Raises ValueError
@@ -201,12 +206,15 @@ class Outcome:
         self.verdict = Verdict(self.verdict)
         self.aspect = Aspect(self.aspect) if self.aspect else None
         self.phase = Phase(self.phase) if self.phase else None
+        if not isinstance(self.compile_settings, CompileSettings):
+            self.compile_settings = CompileSettings.from_json(self.compile_settings)
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["verdict"] = self.verdict.value
         data["aspect"] = self.aspect.value if self.aspect else None
         data["phase"] = self.phase.value if self.phase else None
+        data["compile_settings"] = self.compile_settings.to_json()
         return data
 
     @classmethod

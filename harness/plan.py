@@ -28,9 +28,10 @@ before the call).
 This module imports only the standard library (torch inside functions) and no
 other harness module, and has no multi-line string but its docstrings: the
 ``__main__`` runner of every corpus divergence case embeds its source as it
-is (fuzz.corpus.render), so ``python CASE`` makes the calls the harness made.
-It does without ``from __future__ import annotations`` for the same reason
-(its annotations are evaluated, on Python 3.11 too).
+is, or the functions its calls need (fuzz.corpus.render), so ``python CASE``
+makes the calls the harness made. It does without ``from __future__ import
+annotations`` for the same reason (its annotations are evaluated, on Python
+3.11 too).
 """
 
 import ast

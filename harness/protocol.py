@@ -2,10 +2,13 @@
 
 Requests (host -> worker, on the worker's stdin):
   {"op": "run", "id": N, "program": {...Program...}, "backend": "inductor",
-   "device": "cpu", "fullgraph": false, "cpu_limit_s": 180, "threads": 0, "calls": null}
+   "device": "cpu", "fullgraph": false, "cpu_limit_s": 180, "threads": 0, "calls": null,
+   "compile": {"dynamic": true, ...}}
    (cpu_limit_s: CPU seconds the whole worker may spend on this program;
    threads: K > 0 asks for the free-threaded concurrency run, harness.threads;
-   calls: N makes only the first N calls of harness.execute's plan, null all)
+   calls: N makes only the first N calls of harness.execute's plan, null all;
+   compile: harness.settings.CompileSettings.to_json(), absent or {} for the
+   defaults; the concurrency run ignores it)
   {"op": "shutdown"}
 Replies (worker -> host, on a private duplicate of the worker's original
 stdout, so that programs printing or writing to fd 1 from C cannot corrupt it):

@@ -32,6 +32,7 @@ from typing import Any, Callable
 from harness import device as devices, limits, protocol, support
 from harness.outcome import InterpreterInfo
 from harness.program import Program
+from harness.settings import CompileSettings
 
 EXIT_OUT_OF_MEMORY = 86
 EXIT_PROTOCOL_LOST = 87
@@ -233,7 +234,8 @@ def _run_one(request: dict, name: str, workdir: str) -> tuple[dict, bool]:
                 outcome = threads.run_threaded(program, request["backend"], threads=int(request["threads"]),
                                                **options)
             else:
-                outcome = execute.run_program(program, request["backend"], calls=request.get("calls"), **options)
+                outcome = execute.run_program(program, request["backend"], calls=request.get("calls"),
+                                              settings=CompileSettings.from_json(request.get("compile")), **options)
         finally:
             restored = state.restore(saved, workdir)
     execute.note_state(outcome, restored)

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from harness.outcome import Outcome
 from harness.program import Program
+from harness.settings import CompileSettings
 from fuzz.campaign import interpreters as interpreter_specs
 from fuzz.campaign import torch_envs
 from fuzz.campaign.workers import Task, WorkerPool
@@ -87,10 +88,13 @@ class Attributor:
     """Runs deciding cells for a campaign, one worker per (interpreter,
     release), started on first use and closed by ``close``."""
 
-    def __init__(self, log_dir: Path, *, device: str = "cpu", fullgraph: bool = False):
+    def __init__(self, log_dir: Path, *, device: str = "cpu", fullgraph: bool = False,
+                 settings_of: Callable[[Program, str], CompileSettings] | None = None):
         self.log_dir = log_dir
         self.device = device
         self.fullgraph = fullgraph
+        # how a program compiles on a backend (CampaignConfig.compile_settings)
+        self.settings_of = settings_of or (lambda program, backend: CompileSettings())
         self.pools: dict[tuple[str, str], WorkerPool | None] = {}
 
     def attribute(self, finding: Finding, program: Program, torch_of: Mapping[str, str]) -> Attribution | None:
@@ -103,7 +107,8 @@ class Attributor:
         pool = self._pool(twin, release)
         if pool is None:
             return None
-        (outcome,) = pool.run_all([Task(program, twin, finding.backend, self.device, self.fullgraph)])
+        (outcome,) = pool.run_all([Task(program, twin, finding.backend, self.device, self.fullgraph,
+                                        settings=self.settings_of(program, finding.backend))])
         shows = same_finding(finding.signature, outcome)
         result = Attribution(twin, release, shows, pattern_of(finding.signature, cell, shows, torch_of))
         log.info("attribution of %s: %s with torch %s %s: %s", finding.signature.id, twin, release,

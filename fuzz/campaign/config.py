@@ -18,7 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from harness import settings as compile_settings
 from harness.backends import ladder_rank
+from harness.program import Program
+from harness.settings import CompileSettings
 from fuzz.campaign import interpreters as interpreter_specs
 from fuzz.campaign.interpreters import Interpreter
 from fuzz.campaign.workers import RSS_GROWTH_LIMIT_MIB, RSS_LIMIT_MIB
@@ -73,6 +76,9 @@ class CampaignConfig:
     # Interpreters of the matrix this campaign cannot run, name -> why
     # (not provisioned here, no wheel of its torch, torch.compile refuses it).
     unavailable: dict[str, str] = dataclasses.field(default_factory=dict)
+    # Draw each program's compile settings from its seed (harness.settings.draw:
+    # mostly torch.compile's defaults); False: the defaults for every program.
+    vary_compile: bool = True
 
     def seeds(self) -> Iterator[int]:
         """Seeds of this shard, in order: seed + index, index = shard, shard + count, ..."""
@@ -104,6 +110,13 @@ class CampaignConfig:
             return True
         share = self.share.get(backend, 1.0)
         return share >= 1.0 or random.Random(f"share-{seed}-{backend}").random() < share
+
+    def compile_settings(self, program: Program, backend: str) -> CompileSettings:
+        """How ``program`` is compiled on ``backend``: drawn from its seed and
+        features (harness.settings.draw) unless ``vary_compile`` is off."""
+        if not self.vary_compile:
+            return CompileSettings()
+        return compile_settings.draw(program.seed, backend, program.features)
 
     def to_meta(self) -> dict[str, Any]:
         """What ``from_meta`` needs to resume this campaign (JSON): every field

@@ -2,17 +2,24 @@
 bucket the findings, minimise each new bucket into the corpus, write reports.
 
 Time is split in two: programs are generated and run for ``FUZZ_SHARE`` of the
-budget, then new buckets are minimised (each at most ``minimise_budget_s``)
-and confirmed standalone (``python CASE`` in a fresh process per interpreter)
-before they are filed. A case that ``python CASE`` does not reproduce is never
-written.
+budget (no program is started that the running mean of recent programs' wall
+times says would end after that share: ``ProgramPace``), then new buckets are
+minimised (each at most ``minimise_budget_s``) and confirmed standalone
+(``python CASE`` in a fresh process per interpreter) before they are filed. A
+case that ``python CASE`` does not reproduce is never written. A case is filed
+only with at least ``MIN_CASE_BUDGET_S`` for it: the buckets beyond what the
+time left allows, in filing order, go to the corpus backlog
+(fuzz.corpus.backlog), and a later campaign that sees one of them files it
+first.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import datetime
 import logging
+import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +31,7 @@ from fuzz.campaign import interpreters as interpreter_specs
 from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.database import CampaignDB
 from fuzz.campaign.workers import Task, WorkerPool
+from fuzz.corpus import backlog
 from fuzz.corpus.filing import file_finding, known_signature_ids, torch_version_of
 from fuzz.errors import UsageError
 from fuzz.generate.feedback import FeatureScheduler
@@ -32,16 +40,25 @@ from fuzz.campaign.attribution import Attributor, attribute_all
 from fuzz.generate import versions
 from fuzz.generate.sources import draw_program
 from fuzz.report.summary import build_summary, write_reports
-from fuzz.triage.signature import Finding, Kind, findings
+from fuzz.triage.signature import Finding, Kind, Signature, findings
 
 log = logging.getLogger(__name__)
 
 # Share of the time budget spent generating and running programs; the rest
 # goes to minimising and confirming the new buckets.
 FUZZ_SHARE = 0.5
-# Least time worth giving one case, in seconds: less and pysource-minimize
-# barely starts, and `python CASE` on four interpreters alone takes 10-70 s.
-MIN_CASE_BUDGET_S = 60.0
+# Least time worth giving one case, in seconds, minimisation and the standalone
+# `python CASE` confirmation together: with 44 s a 96-line case got 3 checks
+# and lost one line (a 6-interpreter campaign), and `python CASE` on every
+# interpreter alone takes 10-70 s. Buckets beyond this go to the backlog.
+MIN_CASE_BUDGET_S = 150.0
+# Seconds `python CASE` on every interpreter is assumed to take until one
+# filing of this campaign has measured it.
+CONFIRM_ESTIMATE_S = 40.0
+# Programs whose wall times (submission to last result) the fuzz phase's
+# running mean covers: recent ones, so the first programs' compiler warm-up
+# fades out.
+PACE_WINDOW = 8
 # Programs minimised per divergence signature in a campaign: one wrong-result
 # signature before minimisation can hold several bugs that their minimised
 # programs' language features tell apart (fuzz.triage.language).
@@ -75,8 +92,31 @@ class CampaignResult:
     new_buckets: int
 
 
+class ProgramPace:
+    """Running mean of the wall time of the last ``window`` programs, in
+    seconds, from submission to their last result (in-flight queueing
+    included): how long a program started now is expected to take."""
+
+    def __init__(self, window: int = PACE_WINDOW):
+        self.recent: collections.deque[float] = collections.deque(maxlen=window)
+
+    def record(self, wall_s: float) -> None:
+        self.recent.append(wall_s)
+
+    def expected_s(self) -> float:
+        """The mean of the recent wall times; 0.0 before any program finished."""
+        return statistics.fmean(self.recent) if self.recent else 0.0
+
+    def fits(self, now_s: float, deadline_s: float) -> bool:
+        """Whether a program started at ``now_s`` is expected to end by ``deadline_s``."""
+        return now_s + self.expected_s() <= deadline_s
+
+
 class Campaign:
     """One campaign over a worker pool; see the module docstring."""
+
+    # seconds, monotonic; tests give an instance a fake clock
+    clock: Callable[[], float] = staticmethod(time.monotonic)
 
     def __init__(self, config: CampaignConfig, on_progress: Callable[[Progress], None] | None = None):
         if not config.interpreters or not config.backends:
@@ -94,7 +134,10 @@ class Campaign:
         # More programs per divergence signature, minimised after the new buckets
         # (see _classify); filed only where their features make a new bucket.
         self.candidates: dict[str, list[tuple[Finding, Program]]] = {}
-        self.started = time.monotonic()
+        self.started = self.clock()
+        self.pace = ProgramPace()
+        self.confirm_s = CONFIRM_ESTIMATE_S  # the longest `python CASE` confirmation seen (seconds)
+        self.confirm_measured = False
         self.elapsed_by_backend: dict[str, float] = {b: 0.0 for b in config.backends}
         self.minimised: list[dict[str, Any]] = []
         self.seeds = config.seeds()
@@ -109,13 +152,14 @@ class Campaign:
                                  f"tcfuzz run --resume {config.out_dir}, or pass a new --out")
             self._load_progress()
         self.scheduler = FeatureScheduler()
-        self.attributor = Attributor(config.out_dir / "logs", device=config.device, fullgraph=config.fullgraph)
+        self.attributor = Attributor(config.out_dir / "logs", device=config.device, fullgraph=config.fullgraph,
+                                     settings_of=config.compile_settings)
         self.donors = load_donors(config.corpus_dir)
 
     def _tick(self, phase: str | None = None) -> None:
         if phase:
             self.progress.phase = phase
-        self.progress.elapsed_s = time.monotonic() - self.started
+        self.progress.elapsed_s = self.clock() - self.started
         self.on_progress(self.progress)
 
     def _load_progress(self) -> None:
@@ -152,15 +196,17 @@ class Campaign:
             while True:
                 deadline_s = None
                 if config.budget_s is not None:
-                    left_s = config.budget_s - (time.monotonic() - self.started)
+                    left_s = config.budget_s - (self.clock() - self.started)
                     deadline_s = config.budget_s - left_s * (1 - FUZZ_SHARE if config.minimise else 0.0)
+                programs_before = self.progress.programs
                 self._fuzz(deadline_s)
                 self._attribute_new()
                 if config.minimise:
                     self._file_new_buckets()
                     self.new.clear()
-                if config.budget_s is None or self._out_of_programs() or (
-                        config.budget_s - (time.monotonic() - self.started) < MIN_CASE_BUDGET_S):
+                # another round only where its filing share still holds a case
+                if config.budget_s is None or self._out_of_programs() or self.progress.programs == programs_before \
+                        or config.budget_s - (self.clock() - self.started) < 2 * MIN_CASE_BUDGET_S:
                     break
         finally:
             # a harness failure still leaves the report of what ran before it
@@ -169,7 +215,7 @@ class Campaign:
             self.db.set_meta("feedback", self.scheduler.snapshot())
             finished_at = datetime.datetime.now(datetime.timezone.utc)
             summary = build_summary(self.db, name=config.name, started=started_at, finished=finished_at,
-                                    elapsed_s=time.monotonic() - self.started,
+                                    elapsed_s=self.clock() - self.started,
                                     elapsed_by_backend=self.elapsed_by_backend, minimised=self.minimised)
             write_reports(self.db, config.out_dir, summary)
             self.db.close()
@@ -203,7 +249,9 @@ class Campaign:
         backends = [b for b in config.backends if config.runs_on(seed, b)]
         # a program using 3.14+ (3.15+) grammar runs only where it parses
         interps = [i for i in config.interpreters if versions.runs_on(program.features, i.name)]
-        tasks = [Task(program, i.name, b, config.device, config.fullgraph)
+        # how each backend compiles it (harness.settings): the same on every interpreter
+        settings = {b: config.compile_settings(program, b) for b in backends}
+        tasks = [Task(program, i.name, b, config.device, config.fullgraph, settings=settings[b])
                  for b in backends for i in interps]
         if config.threads >= 2:
             tasks += [Task(program, i.name, b, config.device, config.fullgraph, threads=config.threads)
@@ -219,10 +267,13 @@ class Campaign:
         seq_of_task: dict[int, int] = {}
         self._tick("fuzzing")
 
+        submitted_s: dict[int, float] = {}
+
         def out_of_budget() -> bool:
             if self._out_of_programs():
                 return True
-            return deadline_s is not None and time.monotonic() - self.started >= deadline_s
+            # stop when the next program is expected to end past the deadline
+            return deadline_s is not None and not self.pace.fits(self.clock() - self.started, deadline_s)
 
         while True:
             while not out_of_budget() and self.pool.pending < limit:
@@ -235,6 +286,7 @@ class Campaign:
                     self.next_seq += 1
                 tasks = self._tasks(seq, program)
                 inflight[seq] = (program, {}, len(tasks))
+                submitted_s[seq] = self.clock()
                 for task in tasks:
                     seq_of_task[self.pool.submit(task)] = seq
             if not self.pool.pending:
@@ -247,8 +299,9 @@ class Campaign:
             self.progress.runs += 1
             if len(outcomes) == expected:
                 del inflight[seq]
+                self.pace.record(self.clock() - submitted_s.pop(seq))
                 self._classify(seq, program, list(outcomes.values()))
-                self.db.set_meta("elapsed_s", round(time.monotonic() - self.started, 3))
+                self.db.set_meta("elapsed_s", round(self.clock() - self.started, 3))
             self._tick()
 
     def _next_program(self, seed: int) -> Program:
@@ -289,46 +342,84 @@ class Campaign:
             self.db.set_meta("feedback", self.scheduler.snapshot())
 
     def _file_new_buckets(self) -> None:
+        """Minimise and file the new buckets, backlog buckets first, then in
+        ``filing_priority``, then the further programs of divergence
+        signatures; each with at least MIN_CASE_BUDGET_S. The new buckets the
+        time left cannot cover go to the corpus backlog (fuzz.corpus.backlog);
+        the backlog loses the buckets filed or tried here, and those now known."""
         config = self.config
         names = [i.name for i in config.interpreters]
+        waiting = backlog.load(config.corpus_dir)
         todo = sorted(((f, p) for f, p in self.new.values()
                        if config.minimise_kinds is None or f.signature.kind in config.minimise_kinds),
-                      key=lambda fp: filing_priority(fp[0], len(names)))
+                      key=lambda fp: (fp[0].signature.key not in waiting, filing_priority(fp[0], len(names))))
         if config.minimise_kinds is None or Kind.DIVERGENCE in config.minimise_kinds:
             todo += [fp for extra in self.candidates.values() for fp in extra]  # last: often a known bug again
         self.candidates.clear()
+        done = [k for k in waiting if Signature.parse(k).id in self.known_ids]  # filed elsewhere since
+        left: list[tuple[Finding, Program]] = []
         filed: set[str] = set()
-        for n, (finding, program) in enumerate(todo):
-            remaining_s = None if config.budget_s is None else config.budget_s - (time.monotonic() - self.started)
-            if remaining_s is not None and remaining_s < MIN_CASE_BUDGET_S:
-                log.warning("out of time: %d new buckets left unfiled (their programs are in campaign.sqlite)",
-                            len(todo) - n)
-                break
-            per_case_s = config.minimise_budget_s if remaining_s is None else min(
-                config.minimise_budget_s, max(MIN_CASE_BUDGET_S, remaining_s / max(1, len(todo) - n)) * 0.6)
-            self._tick(f"minimising {n + 1}/{len(todo)}")
-            case = file_finding(self.pool, finding, program, names=names, interpreters=config.interpreters,
-                                corpus_dir=config.corpus_dir, device=config.device, fullgraph=config.fullgraph,
-                                jobs=config.jobs, budget_s=per_case_s, torch_version=self._torch_version(),
-                                torch_of={n: i.torch for n, i in self.pool.info.items()})
-            stats = dict(case.stats)
-            path = str(case.path) if case.filed else None
-            # a filed case's signature carries its program's language features
-            refined = case.signature.key if case.filed else finding.signature.key
-            if finding.signature.key in self.new and finding is self.new[finding.signature.key][0]:
-                self.db.record_case(finding.signature.key, path, **stats)
-                if refined != finding.signature.key:
-                    self.db.rename_bucket(finding.signature.key, refined)
-            elif case.filed and refined not in filed:  # a further program of a divergence signature
-                refined_finding = Finding(case.signature, finding.backend)
-                is_new = refined_finding.signature.id not in self.known_ids
-                if self.db.count_finding(refined_finding, program.program_id, new=is_new):
-                    self.progress.buckets += 1
-                    self.progress.new_buckets += int(is_new)
-                self.db.record_case(refined, path, **stats)
-            filed.add(refined)
-            self.minimised.append({"id": finding.signature.id, **stats, "case": path,
-                                   "standalone": dict(case.standalone) if case.standalone is not None else None})
+        try:
+            for n, (finding, program) in enumerate(todo):
+                remaining_s = None if config.budget_s is None else config.budget_s - (self.clock() - self.started)
+                # the time is shared among the new buckets first; further programs get what they leave
+                cases_left = sum(1 for f, _ in todo[n:] if not self._is_new_bucket(finding) or self._is_new_bucket(f))
+                if remaining_s is not None:
+                    cases_left = min(cases_left, int(remaining_s // MIN_CASE_BUDGET_S))
+                    if cases_left < 1:  # the rest, in filing order, wait for a campaign with the time
+                        left = [fp for fp in todo[n:] if self._is_new_bucket(fp[0])]
+                        log.warning("out of time: %d new buckets left unfiled, in the backlog %s",
+                                    len(left), backlog.backlog_path(config.corpus_dir))
+                        break
+                per_case_s = config.minimise_budget_s if remaining_s is None else min(
+                    config.minimise_budget_s, self._minimise_share_s(remaining_s / cases_left))
+                self._tick(f"minimising {n + 1}/{len(todo)}")
+                started_s = self.clock()
+                case = file_finding(self.pool, finding, program, names=names, interpreters=config.interpreters,
+                                    corpus_dir=config.corpus_dir, device=config.device, fullgraph=config.fullgraph,
+                                    settings=config.compile_settings(program, finding.backend),
+                                    jobs=config.jobs, budget_s=per_case_s, torch_version=self._torch_version(),
+                                    torch_of={n: i.torch for n, i in self.pool.info.items()})
+                if case.standalone is not None and "elapsed_s" in case.stats:
+                    self.confirm_s = max(self.confirm_s if self.confirm_measured else 0.0,
+                                         self.clock() - started_s - float(case.stats["elapsed_s"]))
+                    self.confirm_measured = True
+                done.append(finding.signature.key)
+                self._record_filing(finding, program, case, filed)
+        finally:
+            backlog.update(config.corpus_dir, unfiled=left, done=done,
+                           now=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+
+    def _is_new_bucket(self, finding: Finding) -> bool:
+        """Whether ``finding`` is a new bucket's own (not a further program of a divergence signature)."""
+        return finding is self.new.get(finding.signature.key, (None,))[0]
+
+    def _minimise_share_s(self, share_s: float) -> float:
+        """Seconds of minimisation out of ``share_s`` seconds for one case: the
+        rest is its `python CASE` confirmation (the longest measured, else
+        CONFIRM_ESTIMATE_S) and a tenth for the last check's overrun."""
+        return max(0.3 * share_s, 0.9 * share_s - self.confirm_s)
+
+    def _record_filing(self, finding: Finding, program: Program, case: Any, filed: set[str]) -> None:
+        """Record what filing ``finding`` came to (a FiledCase) in the database and the summary."""
+        stats = dict(case.stats)
+        path = str(case.path) if case.filed else None
+        # a filed case's signature carries its program's language features
+        refined = case.signature.key if case.filed else finding.signature.key
+        if self._is_new_bucket(finding):
+            self.db.record_case(finding.signature.key, path, **stats)
+            if refined != finding.signature.key:
+                self.db.rename_bucket(finding.signature.key, refined)
+        elif case.filed and refined not in filed:  # a further program of a divergence signature
+            refined_finding = Finding(case.signature, finding.backend)
+            is_new = refined_finding.signature.id not in self.known_ids
+            if self.db.count_finding(refined_finding, program.program_id, new=is_new):
+                self.progress.buckets += 1
+                self.progress.new_buckets += int(is_new)
+            self.db.record_case(refined, path, **stats)
+        filed.add(refined)
+        self.minimised.append({"id": finding.signature.id, **stats, "case": path,
+                               "standalone": dict(case.standalone) if case.standalone is not None else None})
 
     def _attribute_new(self) -> None:
         """Decide each new confounded bucket (on a free-threaded build and not

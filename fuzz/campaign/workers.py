@@ -36,6 +36,7 @@ from typing import Any
 from harness import protocol
 from harness.outcome import InterpreterInfo, Outcome, Phase, Verdict
 from harness.program import Program
+from harness.settings import CompileSettings
 from fuzz.errors import HarnessError
 from fuzz.campaign.interpreters import Interpreter
 
@@ -93,6 +94,8 @@ class Task:
     calls: int | None = None
     # Wall seconds this program may run on a warm backend (None: the worker's run_timeout_s)
     timeout_s: float | None = None
+    # How torch.compile is called (harness.settings; the concurrency run ignores it)
+    settings: CompileSettings = dataclasses.field(default_factory=CompileSettings)
 
 
 def short_path(path: str) -> str:
@@ -214,7 +217,7 @@ class Worker:
             protocol.send(self.proc.stdin, {
                 "op": "run", "id": request_id, "program": task.program.to_json(), "backend": task.backend,
                 "device": task.device, "fullgraph": task.fullgraph, "cpu_limit_s": cpu_limit_s,
-                "threads": task.threads, "calls": task.calls,
+                "threads": task.threads, "calls": task.calls, "compile": task.settings.to_json(),
             })
             message = self._read(timeout_s)
         except (BrokenPipeError, OSError):
@@ -273,7 +276,7 @@ class Worker:
             returncode = -getattr(signal, FATAL_ERRORS.get(fatal.group("what").strip(), "SIGSEGV"))
         outcome = Outcome(program_id=task.program.program_id, interpreter=self.interpreter.name,
                           backend=task.backend, device=task.device, fullgraph=task.fullgraph, elapsed_s=elapsed_s,
-                          threads=task.threads)
+                          threads=task.threads, compile_settings=task.settings)
         if timed_out:
             outcome.verdict = Verdict.TIMEOUT
             outcome.error_type = "cpu-time limit" if returncode == -signal.SIGXCPU else "timeout"

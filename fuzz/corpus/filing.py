@@ -19,6 +19,7 @@ from typing import Any
 from harness.casefile import DEFAULT_TORCH
 from harness.outcome import Outcome
 from harness.program import Program
+from harness.settings import CompileSettings
 from fuzz.campaign.interpreters import Interpreter
 from fuzz.campaign.workers import WorkerPool
 from fuzz.corpus import render, store
@@ -38,7 +39,9 @@ class FiledCase:
     when nothing was filed (``reason`` says why); ``standalone``: the exit
     code of ``python CASE`` per interpreter name (None when it never ran);
     ``stats``: the reducer's statistics (``checks``, and after a reduction
-    ``lines_before``, ``lines_after``, ``elapsed_s`` in seconds).
+    ``lines_before``, ``lines_after``, ``elapsed_s`` in seconds, ``full_checks``
+    the stage results confirmed on every interpreter, ``fallbacks`` those that
+    failed and put the reduction back to the last confirmed source).
     """
 
     signature: Signature
@@ -54,19 +57,26 @@ class FiledCase:
 
 def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names: list[str],
                  interpreters: list[Interpreter], corpus_dir: Path, device: str, fullgraph: bool, jobs: int,
-                 budget_s: float, torch_version: str, torch_of: Mapping[str, str] | None = None) -> FiledCase:
+                 budget_s: float, torch_version: str, torch_of: Mapping[str, str] | None = None,
+                 settings: CompileSettings | None = None) -> FiledCase:
     """Minimise one finding on ``pool``'s workers (interpreters ``names``,
-    at most ``budget_s`` seconds, ``jobs`` candidates at once), confirm it
+    at most ``budget_s`` seconds, ``jobs`` candidates at once; candidates are
+    checked on the signature's first interpreter and each stage's result on
+    all of them, SignatureCheck ``fast``), confirm it
     standalone on every one of ``interpreters`` and write it under
     ``corpus_dir``. Never raises for a finding that does not reproduce: the
     FiledCase says so (and a warning is logged). ``torch_of``: each
     interpreter's torch version (its replays are recorded with it; the case
-    pins the lowest of its signature's interpreters'), else ``torch_version``."""
+    pins the lowest of its signature's interpreters'), else ``torch_version``;
+    ``settings``: how the finding compiled (harness.settings), kept by the
+    minimiser and the case."""
     sig = finding.signature
     if torch_of:
         shown = [torch_of[n] for n in sig.interpreters if n in torch_of]
         torch_version = torch_version_of({n: _Info(v) for n, v in enumerate(shown)}) if shown else torch_version
-    check = SignatureCheck(pool, program, sig, finding.backend, names, fullgraph=fullgraph, device=device)
+    # two-phase: candidates on the signature's first interpreter, each stage's best on all of them
+    check = SignatureCheck(pool, program, sig, finding.backend, names, fullgraph=fullgraph, device=device,
+                           settings=settings, fast=True)
     try:
         result = minimize_source(program.source, check, budget_s=budget_s, program=program, jobs=jobs)
     except CouldNotMinimize:
@@ -76,9 +86,10 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names:
     # or the compiled exception that the check kept (fuzz.triage.rootcause)
     sig = sig.with_root_cause(result.source, check.shown)
     text = render.render_case(program.with_source(result.source), sig, backend=finding.backend,
-                              torch_version=torch_version, device=device, fullgraph=fullgraph)
+                              torch_version=torch_version, device=device, fullgraph=fullgraph, settings=settings)
     stats = {"lines_before": result.lines_before, "lines_after": result.lines_after, "checks": result.checks,
-             "elapsed_s": round(result.elapsed_s, 2)}
+             "elapsed_s": round(result.elapsed_s, 2),
+             "full_checks": result.passes.get("confirm/full-signature", [0, 0])[0], "fallbacks": result.fallbacks}
     case = file_case(text, sig, interpreters, corpus_dir=corpus_dir, torch_version=torch_of or torch_version,
                      stats=stats)
     if not case.filed:
@@ -87,7 +98,8 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names:
 
 
 def file_unreduced(program: Program, finding: Finding, interpreters: list[Interpreter], *, corpus_dir: Path,
-                   device: str, fullgraph: bool, torch_version: str, outcomes: Sequence[Outcome] = ()) -> FiledCase:
+                   device: str, fullgraph: bool, torch_version: str, outcomes: Sequence[Outcome] = (),
+                   settings: CompileSettings | None = None) -> FiledCase:
     """File ``program`` as it is (no reduction) for ``finding``, once
     ``python CASE`` reproduces it on the signature's interpreters (those of
     ``interpreters`` it names; the others are not run): how public reports
@@ -95,7 +107,7 @@ def file_unreduced(program: Program, finding: Finding, interpreters: list[Interp
     showed it (their exception messages key a divergence that raised)."""
     sig = finding.signature.with_root_cause(program.source, outcomes)
     text = render.render_case(program, sig, backend=finding.backend, torch_version=torch_version, device=device,
-                              fullgraph=fullgraph)
+                              fullgraph=fullgraph, settings=settings)
     return file_case(text, sig, [i for i in interpreters if i.name in sig.interpreters], corpus_dir=corpus_dir,
                      torch_version=torch_version)
 

@@ -4,7 +4,8 @@ A case is the program (``f``, ``inputs``, helpers), the definition of a planted
 backend where one was used, and a ``__main__`` block that runs eager and
 compiled with nothing but torch, prints both and exits 1 while the bug is
 there. A divergence's block makes the harness's calls with the harness's own
-code: the source of harness/plan.py is embedded in it, so re-render the corpus
+code: the source of harness/plan.py is embedded in it (for a case up to the
+cached call, only the functions those calls use), so re-render the corpus
 (``rerender``) whenever that module changes (tests/unit/test_corpus.py fails
 until then). Its ``[tool.tcfuzz]`` table holds the signature and provenance;
 the harness loads the same file as a ``Program``. ``fuzz.corpus.store`` reads and
@@ -23,6 +24,7 @@ from typing import Any
 from harness import casefile, plan as call_plan
 from harness.backends import PLANTED_BACKENDS
 from harness.program import Program, read_pep723
+from harness.settings import CompileSettings
 from fuzz.triage.signature import GRAPH_BREAK, GRAPH_BREAK_REGRESSION, Signature
 
 # Seconds a timeout case's compiled calls may take standalone before its
@@ -56,30 +58,60 @@ if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they d
 # module's data globals and its classes' public attributes (objects of its
 # classes as their attributes), as harness.execute does.
 _PLAN_MARKER = "    # <harness/plan.py>\n"
-_RUNNER_PLAN = '''\
+_RUNNER_PLAN = """\
 if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this module; exit 1 while they differ
     # The harness's call plan: tcfuzz's harness/plan.py but for its docstring, so that
     # this case makes the calls the harness made.
     # <harness/plan.py>
+"""
+# A divergence up to the cached call (LAST_CALL "cached", the plan's first
+# two calls whatever the module: harness.plan.decide) needs neither the guard
+# mutation nor grown shapes: its runner embeds only the functions of
+# harness/plan.py that those calls use (``_plan_definitions``) and makes them
+# as harness.plan.CallPlan makes them (tests/harness/test_plan.py checks).
+_RUNNER_FRESH_CACHED = """\
+if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this module; exit 1 while they differ
+    # The harness's calls up to LAST_CALL "cached", with what they use of tcfuzz's harness/plan.py.
+    # <harness/plan.py>
+    PLAN = ("fresh", "cached")  # harness.plan.decide(..., last="cached"), whatever the module and its inputs
+    def fresh_and_cached(make_inputs):  # the (call, args) of harness.plan.CallPlan(module, make_inputs, last="cached")
+        for call in PLAN:
+            reset_global_state()
+            seed_rngs()
+            args = make_inputs()
+            args = args if isinstance(args, tuple) else (args,)
+            seed_rngs()
+            yield call, args
+        reset_global_state()
+"""
+# What the fresh/cached runner uses of harness/plan.py.
+_FRESH_CACHED_NEEDS = ("is_program_class", "reset_global_state", "seed_rngs")
+# Words of a program that let the plan's looks before the first call (at the
+# module: has_guard_targets; at the inputs: changeable_inputs, and
+# grow_shapes's torch.cat) run the program's own code: such a case keeps the
+# whole plan, which looks as the harness does.
+_CODE_WHEN_LOOKED_AT = ("__torch_function__", "__torch_dispatch__", "__getattr__", "__getattribute__", "metaclass")
+# The fresh/cached runner's lines of the runs.
+_FRESH_CACHED_RUNS = (
+    ("plan, out = CallPlan(module, module.inputs, calls, last=LAST_CALL), []",
+     "plan, out = fresh_and_cached(module.inputs), []"),
+    ("return plan.calls, out", "return PLAN, out"),
+)
+# The runs, after either plan.
+_RUNNER_RUNS = """\
     # The runs.
     import contextlib, io, re, sys, types
-    SETTINGS = RUNNER_SETTINGS  # names the copies drop
     from torch._dynamo.utils import same
     def load():  # a fresh copy of this module without the runner's settings: the program as the harness ran it
-        module = types.ModuleType("case")
+        module = sys.modules["case"] = types.ModuleType("case")
         module.__file__ = __file__
-        sys.modules["case"] = module
-        with open(__file__) as fh:
-            exec(compile(fh.read(), __file__, "exec"), vars(module))
-        for name in SETTINGS:
-            vars(module).pop(name, None)
+        with open(__file__) as fh: exec(compile(fh.read(), __file__, "exec"), vars(module))
+        for name in RUNNER_SETTINGS: vars(module).pop(name, None)
         return module
-    def attributes(module):
+    def state(module):  # after the calls: data globals and the public attributes of its classes, their objects' too
         owners = [module] + [v for v in vars(module).values() if is_program_class(v, module)]
-        return [(o, k, v) for o in owners for k, v in list(vars(o).items()) if not k.startswith("_")
-                and not callable(v) and not isinstance(v, (types.ModuleType, property, classmethod, staticmethod))]
-    def state(module):  # after the calls
-        return [[k, dict(vars(v)) if type(v).__module__ == "case" else v] for _, k, v in attributes(module)]
+        return [[k, dict(vars(v)) if type(v).__module__ == "case" else v] for o in owners for k, v in list(vars(o).items())
+                if not k.startswith("_") and not callable(v) and not isinstance(v, (types.ModuleType, property, classmethod, staticmethod))]
     def run(compiled, calls=None):
         module = load()
         fn = torch.compile(module.f, backend=BACKEND, fullgraph=FULLGRAPH) if compiled else module.f
@@ -99,19 +131,89 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
     try: ok = same(eager, compiled, equal_nan=True)
     except Exception: ok = repr(eager) == repr(compiled)  # a value same() does not know
     sys.exit(0 if ok else 1)
-'''
+"""
 
 
-def _plan_runner() -> str:
-    """The divergence runner with harness/plan.py's source in it, but for its
-    module docstring (indented into the ``__main__`` block: its only other
-    multi-line strings are docstrings), and the names of the runner's
-    settings, which each run's copy of the module drops."""
+def _plan_runner(last: str | None, body: str) -> str:
+    """The divergence runner for a plan up to call ``last`` of program
+    ``body``: for "cached", unless the program has code that the plan's looks
+    would run (``_CODE_WHEN_LOOKED_AT``), the fresh/cached runner with only
+    the harness/plan.py functions it uses (``_plan_definitions``); otherwise
+    harness/plan.py's whole source but for its module docstring (indented
+    into the ``__main__`` block: its only other multi-line strings are
+    docstrings). Both with the names of the runner's settings, which each
+    run's copy of the module drops."""
+    runs = _RUNNER_RUNS
+    if last == call_plan.Call.CACHED.value and not any(word in body for word in _CODE_WHEN_LOOKED_AT):
+        head, code = _RUNNER_FRESH_CACHED, _plan_definitions(_FRESH_CACHED_NEEDS)
+        for line, compact in _FRESH_CACHED_RUNS:
+            assert line in runs, line  # the two runners' runs differ in these lines only
+            runs = runs.replace(line, compact)
+    else:
+        source = inspect.getsource(call_plan)
+        docstring = ast.parse(source).body[0]
+        head, code = _RUNNER_PLAN, "".join(source.splitlines(keepends=True)[docstring.end_lineno:])
+    runner = head.replace(_PLAN_MARKER, textwrap.indent(code.strip("\n") + "\n", "    ")) + runs
+    return runner.replace("in RUNNER_SETTINGS:", f"in {RUNNER_SETTINGS!r}:")
+
+
+def _plan_definitions(names: tuple[str, ...]) -> str:
+    """The statements of harness/plan.py that define ``names`` and what they
+    use, transitively (every name their code reads that the module defines:
+    functions, classes, constants, imports), in the module's order, each from
+    its source (``inspect.getsource`` for functions and classes, without
+    docstring and blank lines); imports cut to the names used. Raises
+    KeyError for a name the module does not define."""
     source = inspect.getsource(call_plan)
-    docstring = ast.parse(source).body[0]
-    code = source.splitlines(keepends=True)[docstring.end_lineno:]
-    runner = _RUNNER_PLAN.replace(_PLAN_MARKER, textwrap.indent("".join(code).strip("\n") + "\n", "    "))
-    return runner.replace("SETTINGS = RUNNER_SETTINGS", f"SETTINGS = {RUNNER_SETTINGS!r}")
+    statements = ast.parse(source).body[1:]  # after the module docstring
+    defining = {name: node for node in statements for name in _defined(node)}
+    used: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name not in used:
+            used.add(name)
+            todo += [n.id for n in ast.walk(defining[name]) if isinstance(n, ast.Name) and n.id in defining]
+    parts: list[str] = []
+    for node in statements:
+        if not used & set(_defined(node)):
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            node.names = [alias for alias in node.names if (alias.asname or alias.name.split(".")[0]) in used]
+            if isinstance(node, ast.Import) and parts and parts[-1].startswith("import "):
+                parts[-1] += ", " + ast.unparse(node).removeprefix("import ")  # one line of plain imports
+            else:
+                parts.append(ast.unparse(node))
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            parts.append(_without_docstrings(inspect.getsource(getattr(call_plan, node.name))))
+        else:
+            parts.append(ast.get_source_segment(source, node) or "")
+    return "\n".join(part.strip("\n") for part in parts) + "\n"
+
+
+def _defined(node: ast.stmt) -> list[str]:
+    """The module-level names a top-level statement binds."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [alias.asname or alias.name.split(".")[0] for alias in node.names]
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return [node.name]
+    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+    return [t.id for t in targets if isinstance(t, ast.Name)]
+
+
+def _without_docstrings(source: str) -> str:
+    """Function or class ``source`` without its docstrings (its own and its
+    methods') and blank lines: harness/plan.py has no other multi-line
+    string, so no line of code is taken for a blank one."""
+    tree = ast.parse(source)
+    drop: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.FunctionDef, ast.ClassDef)) and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
+            drop.update(range(body[0].lineno - 1, body[0].end_lineno or body[0].lineno))
+    lines = source.splitlines(keepends=True)
+    return "".join(line for i, line in enumerate(lines) if i not in drop and line.strip())
 
 
 # A hang's runner: a timer thread ends the process with exit 1 (after
@@ -237,7 +339,8 @@ def _toml(value: Any) -> str:
 
 
 def render_case(program: Program, signature: Signature, *, backend: str, torch_version: str = casefile.DEFAULT_TORCH,
-                device: str = "cpu", meta: dict[str, Any] | None = None, fullgraph: bool = False) -> str:
+                device: str = "cpu", meta: dict[str, Any] | None = None, fullgraph: bool = False,
+                settings: CompileSettings | None = None) -> str:
     """The text of a standalone corpus case for ``program`` showing ``signature``.
 
     Its ``__main__`` block compares, for a divergence, harness.plan's calls up
@@ -248,6 +351,8 @@ def render_case(program: Program, signature: Signature, *, backend: str, torch_v
     whether Dynamo still reports that ``gb_type``; otherwise the return values
     or exceptions of two calls. A case found on ``device`` "cuda"
     says so in its table and its ``__main__`` moves the inputs there first.
+    Non-default compile ``settings`` (harness.settings) are its table's
+    ``compile`` and a ``__main__`` block before the runner that compiles with them.
     """
     today = datetime.date.today().isoformat()
     table: dict[str, Any] = {
@@ -261,6 +366,8 @@ def render_case(program: Program, signature: Signature, *, backend: str, torch_v
             table["seed"] = program.seed
     if fullgraph:
         table["fullgraph"] = True
+    if settings is not None and not settings.is_default:
+        table["compile"] = settings.to_json()
     table.update({"count": 1, "status": casefile.STATUS_OPEN})
     table.update(meta or {})
     body = program_body(program.source)
@@ -271,6 +378,8 @@ def render_case(program: Program, signature: Signature, *, backend: str, torch_v
              body.rstrip("\n")]
     if device != "cpu":  # as harness.device.to_device does in the worker
         parts.append(_RUNNER_DEVICE.replace("DEVICE", device))
+    if settings is not None and not settings.is_default:
+        parts.append(settings.runner_block())
     if signature.kind in (GRAPH_BREAK, GRAPH_BREAK_REGRESSION):
         parts.append(f"GB_TYPE = {_toml(signature.cause[1])}\n\n{_RUNNER_GRAPH_BREAK}")
     else:
@@ -282,7 +391,7 @@ def render_case(program: Program, signature: Signature, *, backend: str, torch_v
         if signature.kind == "divergence":
             last = divergence_last_call(signature)
             parts.append(f"LAST_CALL = {_toml(last) if last else None}  # the plan's calls are made up to this one"
-                         f" (None: all)\n\n{_plan_runner()}")
+                         f" (None: all)\n\n{_plan_runner(last, body)}")
         elif signature.kind == "timeout":
             parts.append(f"HANG_S = {HANG_S:g}  # seconds the compiled calls may take before the case counts as hanging"
                          f"\n\n{_RUNNER_HANG}")
@@ -336,5 +445,6 @@ def rerender(text: str) -> str:
     signature = Signature.parse(str(table["signature"]))
     fresh = render_case(Program(text), signature, backend=str(table["backend"]),
                         torch_version=str(table.get("torch", casefile.DEFAULT_TORCH)),
-                        device=str(table.get("device", "cpu")), fullgraph=bool(table.get("fullgraph", False)))
+                        device=str(table.get("device", "cpu")), fullgraph=bool(table.get("fullgraph", False)),
+                        settings=CompileSettings.from_json(table.get("compile")))
     return casefile.replace_table(fresh, table)

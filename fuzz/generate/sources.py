@@ -1,7 +1,10 @@
-"""Where a campaign's programs come from: our generator, corpus mutation, hypothesmith.
+"""Where a campaign's programs come from: our generator, corpus mutation, hypothesmith, operator graphs.
 
 ``draw_program(seed, source)`` is deterministic in its arguments (and, for
-``"mutation"``, in the donor list). ``SourceMix`` picks the source of each
+``"mutation"``, in the donor list). ``"graphs"`` is operator-heavy programs:
+thin Python around one to three typed operator graphs of 10 to 40 calls in
+all (``fuzz.generate.graph_programs``), for runs that aim at AOTAutograd and
+Inductor. ``SourceMix`` picks the source of each
 program from its seed, so a campaign's program list is a function of (first
 seed, mix, feedback weights, donors).
 
@@ -32,7 +35,7 @@ __all__ = ["HYPOTHESMITH", "SOURCES", "SourceMix", "draw_program", "hypothesmith
 
 # Program.generator of wrapped hypothesmith programs.
 HYPOTHESMITH = "hypothesmith"
-SOURCES: tuple[str, ...] = ("ours", "mutation", "hypothesmith")
+SOURCES: tuple[str, ...] = ("ours", "mutation", "hypothesmith", "graphs")
 # Draws tried per hypothesmith program: about one in three hits a grammar
 # dead end (an unsatisfied assume, a depth limit) and is retried.
 HYPOTHESMITH_ATTEMPTS = 20
@@ -121,7 +124,7 @@ def draw_program(
     weights: dict[str, float] | None = None,
     donors: Sequence[Program] = (),
 ) -> Program:
-    """The program for ``seed`` from ``source`` ("ours", "mutation", "hypothesmith").
+    """The program for ``seed`` from ``source`` ("ours", "mutation", "hypothesmith", "graphs").
 
     ``weights`` steers our generator (see ``fuzz.generate.feedback``); ``donors`` are
     the programs mutation splices from (with none, "mutation" splices between
@@ -131,6 +134,10 @@ def draw_program(
         return generate(seed, weights=weights)
     if source == "hypothesmith":
         return hypothesmith_program(seed)
+    if source == "graphs":
+        from fuzz.generate.graph_programs import graph_program
+
+        return graph_program(seed)
     if source == "mutation":
         from fuzz.generate.mutate import mutate
 
@@ -143,21 +150,25 @@ class SourceMix:
     """Shares of each source in a campaign's programs (they need not sum to 1).
 
     ``pick(seed)`` is a pure function of the seed. Parse one from the command
-    line with ``SourceMix.parse("ours=0.8,mutation=0.1,hypothesmith=0.1")``.
+    line with ``SourceMix.parse("ours=0.8,mutation=0.1,hypothesmith=0.1")``;
+    ``--sources graphs=1`` makes every program operator-heavy.
     """
 
     ours: float = 0.8
     mutation: float = 0.1
     hypothesmith: float = 0.1
+    graphs: float = 0.0
 
     def pick(self, seed: int) -> str:
-        total = self.ours + self.mutation + self.hypothesmith
+        total = self.ours + self.mutation + self.hypothesmith + self.graphs
         point = random.Random(f"source-{seed}").random() * total
         if point < self.ours:
             return "ours"
         if point < self.ours + self.mutation:
             return "mutation"
-        return "hypothesmith"
+        if point < self.ours + self.mutation + self.hypothesmith or not self.graphs:
+            return "hypothesmith"
+        return "graphs"
 
     @classmethod
     def parse(cls, text: str) -> SourceMix:
@@ -175,6 +186,6 @@ class SourceMix:
             if shares[name] < 0:
                 raise ValueError(f"Expected a share >= 0 but got {part!r}")
         mix = cls(**{name: shares.get(name, 0.0) for name in SOURCES})
-        if mix.ours + mix.mutation + mix.hypothesmith <= 0:
+        if mix.ours + mix.mutation + mix.hypothesmith + mix.graphs <= 0:
             raise ValueError(f"Expected some source with a share > 0 but got {text!r}")
         return mix

@@ -4,7 +4,12 @@ The interestingness test is the full signature (kind, stage, detail and the
 set of interpreters), evaluated on the persistent workers, never "eager !=
 compiled": a reducer whose check drifts produces confident nonsense. A
 candidate is first tried on one interpreter of the signature and only then on
-the others, so most rejections cost one run.
+the others, so most rejections cost one run. The campaign's check is
+two-phase (``SignatureCheck(fast=True)``): candidates run on that first
+interpreter alone (same cause, same root-cause key there), and the best source
+of every stage is confirmed on all interpreters, both ways; a confirmation that
+fails puts the reduction back to the last confirmed source, with full checks
+from then on, so a case cannot end on another signature.
 
 Three stages, each keeping only candidates that pass the check:
   generator  a program that tcfuzz's generator wrote from a seed is shrunk by
@@ -49,10 +54,11 @@ import pysource_minimize
 
 from harness.outcome import Outcome
 from harness.program import Program
+from harness.settings import CompileSettings
 from fuzz.corpus.render import code_lines, program_body
 from fuzz.errors import CouldNotMinimize
 from fuzz.reduce import names
-from fuzz.triage.signature import Signature, causes, findings
+from fuzz.triage.signature import Kind, Signature, causes, findings
 from fuzz.campaign.workers import RUN_TIMEOUT_S, Task, WorkerPool
 
 log = logging.getLogger(__name__)
@@ -73,7 +79,9 @@ class _OutOfTime(Exception):
 @dataclasses.dataclass
 class MinimizeResult:
     """The smallest accepted source and the reducer's statistics (times in
-    seconds; ``passes``: pass name -> [checks, successes])."""
+    seconds; ``passes``: pass name -> [checks, successes], the full checks of
+    a fast SignatureCheck under ``confirm/full-signature``; ``fallbacks``:
+    confirmations that failed, each a return to the last confirmed source)."""
 
     source: str
     lines_before: int
@@ -83,6 +91,7 @@ class MinimizeResult:
     elapsed_s: float = 0.0
     complete: bool = True
     passes: dict[str, list[int]] = dataclasses.field(default_factory=dict)
+    fallbacks: int = 0
 
 
 # A candidate may run this many times as long as the case did on its first
@@ -98,46 +107,99 @@ class SignatureCheck:
     ``signature`` when run with ``backend`` on ``interpreters`` (all that the
     campaign covers, so the interpreter set is checked both ways)?
 
+    ``fast``: two-phase checking. The first check (the input) runs on every
+    interpreter; later candidates run on one interpreter of the signature
+    (the first; in ``check_many`` the k-th candidate on the k-th of them, so
+    ``spread`` candidates run at once on ``jobs`` = 1) and must show the same
+    cause there with the same root-cause key and eager behaviour as the input
+    did on that interpreter (one run instead of one per interpreter);
+    ``confirm(source)`` runs the full check, and the
+    minimiser (``_Oracle``) confirms its best source at the end of every stage,
+    falling back to the last confirmed one, and to full checks from then on,
+    when a confirmation fails. ``fast`` False: every check is full.
+
     After the first check that holds, each run of a candidate gets
     ``timeout_s`` = CANDIDATE_TIMEOUT_FACTOR x the longest run of that check
     (at least CANDIDATE_TIMEOUT_MIN_S seconds, at most the worker's own
     limit); a "timeout" signature keeps the worker's limit."""
 
     def __init__(self, pool: WorkerPool, program: Program, signature: Signature, backend: str,
-                 interpreters: list[str], *, fullgraph: bool = False, device: str = "cpu"):
+                 interpreters: list[str], *, fullgraph: bool = False, device: str = "cpu",
+                 settings: CompileSettings | None = None, fast: bool = False):
         self.pool, self.program, self.signature, self.backend = pool, program, signature, backend
         self.fullgraph, self.device = fullgraph, device
+        self.settings = settings or CompileSettings()  # how the finding compiled (harness.settings)
         inside = [i for i in interpreters if i in signature.interpreters]
         outside = [i for i in interpreters if i not in signature.interpreters]
-        self.first, self.rest = inside[:1], inside[1:] + outside
+        self.first, self.rest, self.inside = inside[:1], inside[1:] + outside, inside
+        # with one interpreter every check is already full; a graph-break regression is its absence
+        # elsewhere, which one interpreter cannot show (measured: fast checks drifted to "breaks everywhere")
+        self.fast = fast and bool(self.rest) and signature.kind is not Kind.GRAPH_BREAK_REGRESSION
         self.calls = 0
         self.timeout_s: float | None = None
         self.root_key: tuple | None = None
         self.behaviour: dict[str, str] = {}
+        # root key and eager behaviour of the input per interpreter of the signature: what a fast check compares
+        self.key_on: dict[str, tuple] = {}
+        self.behaviour_on: dict[str, dict[str, str]] = {}
         self.shown: list[Outcome] = []  # the outcomes that set root_key: what filing keys the case by
 
     def _tasks(self, program: Program, names: list[str]) -> list[Task]:
-        return [Task(program, n, self.backend, self.device, self.fullgraph, timeout_s=self.timeout_s) for n in names]
+        return [Task(program, n, self.backend, self.device, self.fullgraph, timeout_s=self.timeout_s,
+                     settings=self.settings) for n in names]
 
     def _learn_timeout(self, outcomes: list[Outcome]) -> None:
         if self.timeout_s is None and self.signature.kind != "timeout" and outcomes:
             longest_s = max(o.elapsed_s for o in outcomes)
             self.timeout_s = min(RUN_TIMEOUT_S, max(CANDIDATE_TIMEOUT_MIN_S, CANDIDATE_TIMEOUT_FACTOR * longest_s))
 
+    def _mine(self, outcomes: list[Outcome]) -> list[Outcome]:
+        return [o for o in outcomes if o.interpreter in self.signature.interpreters and o.verdict.is_bug]
+
     def _keeps_root_cause(self, outcomes: list[Outcome]) -> bool:
         """Do ``outcomes`` show the case's root cause (fuzz.triage.rootcause):
         the same exception fingerprint, and eager's kind of behaviour per call
         (returned stays returned, an eager exception keeps its type)? The first
-        outcomes that hold set both."""
-        mine = [o for o in outcomes if o.interpreter in self.signature.interpreters and o.verdict.is_bug]
-        key, behaviour = root_key(mine, self.signature), dict(eager_behaviour(mine))
+        outcomes that hold set both (and what a fast check compares)."""
+        mine = self._mine(outcomes)
+        # eager's behaviour on the signature's interpreters whatever the verdict: a graph break's
+        # runs match, and without this a case drifted to a program whose eager raises (measured)
+        shown_on = [o for o in outcomes if o.interpreter in self.signature.interpreters]
+        key, behaviour = root_key(mine, self.signature), dict(eager_behaviour(shown_on))
         if self.root_key is None:
             self.root_key, self.behaviour, self.shown = key, behaviour, mine
-        # calls that both plans make (a shape call goes when the inputs shrink to size 1)
-        same = all(behaviour[c] == self.behaviour[c] for c in behaviour.keys() & self.behaviour.keys())
-        return key == self.root_key and same
+            for name in self.inside:
+                on = [o for o in mine if o.interpreter == name]
+                self.key_on[name] = root_key(on, self.signature)
+                self.behaviour_on[name] = dict(eager_behaviour([o for o in shown_on if o.interpreter == name]))
+        return key == self.root_key and _same_behaviour(behaviour, self.behaviour)
+
+    def _holds_on_one(self, outcome: Outcome) -> bool:
+        """A fast check: ``outcome`` (of one interpreter of the signature) shows
+        the cause with the input's root-cause key and eager behaviour there."""
+        name = outcome.interpreter
+        if self.signature.cause not in causes(outcome) or name not in self.key_on:
+            return False
+        return root_key(self._mine([outcome]), self.signature) == self.key_on[name] and \
+            _same_behaviour(dict(eager_behaviour([outcome])), self.behaviour_on[name])
+
+    def _fast_now(self) -> bool:
+        return self.fast and self.root_key is not None  # the input is always checked in full
+
+    @property
+    def spread(self) -> int:
+        """Interpreters a batch of fast checks spreads over (1 for full checks)."""
+        return len(self.inside) if self._fast_now() else 1
 
     def __call__(self, source: str) -> bool:
+        if self._fast_now():
+            self.calls += 1
+            return all(self._holds_on_one(o) for o in
+                       self.pool.run_all(self._tasks(self.program.with_source(source), self.first)))
+        return self.confirm(source)
+
+    def confirm(self, source: str) -> bool:
+        """The full check of ``source``: every interpreter, both ways, and the root cause."""
         self.calls += 1
         program = self.program.with_source(source)
         first = self.pool.run_all(self._tasks(program, self.first))
@@ -156,6 +218,10 @@ class SignatureCheck:
         parallel."""
         self.calls += len(sources)
         programs = [self.program.with_source(s) for s in sources]
+        if self._fast_now():  # candidate k on interpreter k of the signature, all at once
+            outs = self.pool.run_all([self._tasks(p, [self.inside[k % len(self.inside)]])[0]
+                                      for k, p in enumerate(programs)])
+            return [self._holds_on_one(o) for o in outs]
         first = self.pool.run_all([t for p in programs for t in self._tasks(p, self.first)])
         n = len(self.first)
         firsts = [first[k * n:(k + 1) * n] for k in range(len(programs))]
@@ -170,6 +236,12 @@ class SignatureCheck:
             if result[k]:
                 self._learn_timeout(firsts[k] + rest[r * m:(r + 1) * m])
         return result
+
+
+def _same_behaviour(behaviour: dict[str, str], reference: dict[str, str]) -> bool:
+    """Eager behaves the same in the calls that both plans make (a shape call
+    goes when the inputs shrink to size 1)."""
+    return all(behaviour[c] == reference[c] for c in behaviour.keys() & reference.keys())
 
 
 def root_key(outcomes: list[Outcome], signature: Signature) -> tuple:
@@ -213,7 +285,12 @@ class _Oracle:
     """The check as the passes see it: cached by source, bounded by a deadline
     (raises _OutOfTime once past it), keeping the smallest accepted source and
     per-pass counters. ``many`` checks a batch (in parallel where the check
-    has ``check_many``)."""
+    has ``check_many``).
+
+    A check with ``confirm`` and ``fast`` set (SignatureCheck) accepts
+    candidates provisionally; ``confirm_best`` runs the full check on the best
+    source and, when it fails, falls back to the last confirmed source, forgets
+    the provisional acceptances and turns ``fast`` off."""
 
     def __init__(self, check: Callable[[str], bool], best: str, deadline: float,
                  progress: Callable[[str], None] | None, clock: Callable[[], float] = time.monotonic):
@@ -223,18 +300,84 @@ class _Oracle:
         self.checks, self.accepted = 0, 0
         self.passes: dict[str, list[int]] = {}
         self.current = "input"
+        self.confirmed = best  # the best source that passed a full check
+        self.provisional: set[str] = set()  # accepted by fast checks only
+        self.chain: list[str] = []  # the bests since the last confirmation, in order (each smaller)
+        self.fallbacks = 0
+
+    def _fast(self) -> bool:
+        return bool(getattr(self.check, "fast", False)) and hasattr(self.check, "confirm")
+
+    def batch(self, jobs: int) -> int:
+        """Candidates worth checking at once: ``jobs`` per interpreter that the
+        check spreads its fast checks over (SignatureCheck.spread)."""
+        return max(1, jobs) * (max(1, int(getattr(self.check, "spread", 1))) if self._fast() else 1)
+
+    def confirm_best(self) -> bool:
+        """Run the full check on the best source if only fast checks accepted
+        it (past the deadline too: one check); on failure bisect the chain of
+        bests since the last confirmation for the last one the full check
+        accepts (while time is left) and fall back to it, else to the last
+        confirmed source. True when the best source is confirmed."""
+        if self.best == self.confirmed or not hasattr(self.check, "confirm"):
+            return True
+        fast_name, self.current = self.current, "confirm/full-signature"
+        ok = bool(self.check.confirm(self.best))
+        self.checks += 1
+        counter = self.passes.setdefault(self.current, [0, 0])
+        counter[0] += 1
+        counter[1] += int(ok)
+        self.current = fast_name
+        if ok:
+            self.confirmed = self.best
+            self.provisional.clear()
+            self.chain.clear()
+            return True
+        # bisect the chain of bests for the last one the full check accepts (while time is left)
+        rejected = self.best
+        if not self.chain or self.chain[-1] != rejected:
+            self.chain.append(rejected)
+        lo, hi = -1, len(self.chain) - 1  # chain[hi] (the best) failed; -1 stands for ``confirmed``
+        while hi - lo > 1 and self.left_s() > 0:
+            mid = (lo + hi) // 2
+            self.current = "confirm/full-signature"
+            good = bool(self.check.confirm(self.chain[mid]))
+            self.checks += 1
+            counter[0] += 1
+            counter[1] += int(good)
+            lo, hi = (mid, hi) if good else (lo, mid)
+        self.current = fast_name
+        if lo >= 0:
+            self.confirmed = self.chain[lo]
+        log.warning("the full check rejected the fast checks' best (%d lines): back to the last confirmed "
+                    "(%d lines), full checks from now on", code_lines(rejected), code_lines(self.confirmed))
+        self.fallbacks += 1
+        self.best = self.confirmed
+        self.chain.clear()
+        for source in self.provisional:
+            self.cache.pop(source, None)
+        self.provisional.clear()
+        self.check.fast = False
+        return False
 
     def left_s(self) -> float:
         return self.deadline - self.clock()
 
     def _record(self, source: str, ok: bool) -> None:
         self.cache[source] = ok
+        fast = self._fast()
+        if ok and fast:
+            self.provisional.add(source)
         counter = self.passes.setdefault(self.current, [0, 0])
         counter[0] += 1
         if ok:
             counter[1] += 1
             if size(source) < size(self.best):
                 self.best = source
+                if not fast:  # a full check accepted it
+                    self.confirmed = source
+                else:
+                    self.chain.append(source)
                 self.accepted += 1
                 log.info("%s: %d lines after %d checks", self.current, code_lines(source), self.checks)
                 if self.progress:
@@ -309,8 +452,9 @@ def _defines(stmt: ast.stmt) -> set[str]:
 def reduce_statements(oracle: _Oracle, keep: frozenset[str], jobs: int) -> None:
     """Delta debugging over whole statements, one block at a time, outermost
     first: remove chunks of n/2, n/4, ... 1 statements; the candidates of one
-    chunk size are checked together (``jobs`` at a time on the workers) and the
-    first that holds, in order, is taken."""
+    chunk size are checked together (``jobs`` at a time per interpreter the
+    check spreads over, ``_Oracle.batch``) and the first that holds, in order,
+    is taken."""
     oracle.current = "source/statements"
     path = 0
     while True:
@@ -329,8 +473,9 @@ def reduce_statements(oracle: _Oracle, keep: frozenset[str], jobs: int) -> None:
                 text = _without(source, path, set(range(start, min(n, start + chunk))), keep)
                 if text is not None and text != source and ast.dump(ast.parse(text)) != ast.dump(ast.parse(source)):
                     candidates.append(text)
-            for k in range(0, len(candidates), max(1, jobs)):
-                batch = candidates[k:k + max(1, jobs)]
+            step = oracle.batch(jobs)
+            for k in range(0, len(candidates), step):
+                batch = candidates[k:k + step]
                 if any(oracle.many(batch)) and oracle.best != source:
                     progressed = True
                     break
@@ -482,6 +627,10 @@ def tidy_passes(oracle: _Oracle, entry: str, inputs: str) -> None:
             for ok, candidate in zip(oracle.many(candidates), candidates):
                 if ok and fits(candidate):
                     oracle.best = candidate  # as small or smaller, and tidier
+                    if not oracle._fast():  # a full check accepted it
+                        oracle.confirmed = candidate
+                    else:
+                        oracle.chain.append(candidate)
                     taken = True
                     break
             if not taken or name in ("tidy/constants", "tidy/names", "tidy/imports", "tidy/readable-names"):
@@ -544,6 +693,7 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
             log.info("stage %s stopped at its time limit", name)
         finally:
             oracle.deadline = saved
+        oracle.confirm_best()  # a stage's result holds on every interpreter before the next builds on it
 
     if program is not None and "generator" in stages:
         from fuzz.reduce import shrink
@@ -569,7 +719,9 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
     stage("source", lambda: reduce_statements(oracle, keep, jobs), tidy_at)
     stage("source", lambda: reduce_with_pysource_minimize(oracle), tidy_at)
     stage("tidy", lambda: tidy_passes(oracle, entry, inputs), deadline)
+    oracle.confirm_best()
     result = oracle.best if code_lines(oracle.best) <= code_lines(body) else body  # readable names may add characters
     return MinimizeResult(source=result, lines_before=code_lines(body), lines_after=code_lines(result),
                           checks=oracle.checks, accepted=oracle.accepted, elapsed_s=clock() - started,
-                          complete=complete, passes=oracle.passes)
+                          complete=complete, passes=oracle.passes,
+                          fallbacks=oracle.fallbacks)

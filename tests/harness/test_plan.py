@@ -2,7 +2,8 @@
 ``__main__`` runner embeds harness/plan.py, so ``python CASE`` makes the
 calls the harness made (scalar globals and class attributes mutated for the
 guard call, tensors nested in tuples, lists and dicts grown for the shape
-call). Runs inside a worker env."""
+call); a case up to the cached call embeds only what those calls use and
+sees what the whole plan sees. Runs inside a worker env."""
 
 from __future__ import annotations
 
@@ -94,3 +95,80 @@ def test_a_rendered_case_makes_the_calls_the_harness_made(tmp_path, capsys, deta
     assert [c[0] for c in eager[:-1]] == [c.value for c in harness_run.calls][:len(calls)] == _expected()[:len(calls)]
     if detail == "globals":  # after the whole plan, as the harness compares them
         assert ["N", 3] in eager[-1] and ["scale", 4] in eager[-1] and ["NAME", "n"] in eager[-1]
+
+
+# A program whose calls leave traces in every channel the runner compares: printed text, grad mode
+# (reset before each call), a module global and a class attribute, an inputs() that counts its calls,
+# and torch's and random's RNGs (seeded before inputs() and again before the call).
+TRACES = '''
+import random
+import torch
+
+COUNT = 0
+
+
+class Box:
+    seen = 0
+
+
+def f(x, n):
+    global COUNT
+    entered = torch.is_grad_enabled()  # reset to True before each call
+    COUNT += n
+    Box.seen += 1
+    print("call", COUNT, random.random())
+    torch.set_grad_enabled(COUNT > 5)
+    return x * torch.rand(2) + random.random(), entered
+
+
+CALLS_OF_INPUTS = []
+
+
+def inputs():
+    CALLS_OF_INPUTS.append(len(CALLS_OF_INPUTS))
+    return torch.rand(2, 2), len(CALLS_OF_INPUTS) * 3
+'''
+
+
+def _run_case(tmp_path, program_text, name, detail="value"):
+    """exec a case rendered for divergence ``detail`` as ``python CASE`` runs it: (exit code, its namespace)."""
+    sig = Signature("divergence", "dynamo", detail, ("3.12",))
+    case = tmp_path / f"{name}.py"
+    case.write_text(render.render_case(Program(program_text), sig, backend="eager"))
+    namespace = {"__name__": "__main__", "__file__": str(case)}
+    with pytest.raises(SystemExit) as exit_status:
+        exec(compile(case.read_text(), str(case), "exec"), namespace)
+    return exit_status.value.code, namespace, case.read_text()
+
+
+def test_the_fresh_cached_runner_makes_the_calls_and_observations_of_the_whole_plan(tmp_path, capsys):
+    """A case up to the cached call embeds only what those calls use of harness/plan.py; it must see
+    what the runner with the whole plan sees, and what the harness saw, call by call."""
+    code, compact, text = _run_case(tmp_path, TRACES, "compact")
+    assert code == 0 and "class CallPlan" not in text and "def fresh_and_cached" in text
+    # a comment naming __getattr__ keeps the whole plan (the plan's looks could run such code)
+    code_full, full, text_full = _run_case(tmp_path, TRACES + "# __getattr__\n", "full")
+    assert code_full == 0 and "class CallPlan" in text_full
+    assert list(compact["calls"]) == list(full["calls"]) == ["fresh", "cached"]
+    assert repr(compact["eager"]) == repr(full["eager"]) and repr(compact["compiled"]) == repr(full["compiled"])
+    values, args, printed, grad = zip(*compact["eager"][:-1])
+    assert [a[1] for a in args] == [3, 6] and printed[0].startswith("call 3 ") and printed[1].startswith("call 9 ")
+    assert grad == (False, True)  # grad mode after each call: set by f, reset before the next
+    assert [v[1] for v in values] == [True, True]
+    assert ["COUNT", 9] in compact["eager"][-1] and ["seen", 2] in compact["eager"][-1]
+    assert ["CALLS_OF_INPUTS", [0, 1]] in compact["eager"][-1]
+    program = Program(TRACES)
+    module = execute.load_module(program, str(tmp_path / "p.py"))
+    harness_run = execute._run(module, program, module.f, None)
+    assert [str(c.value) for c in harness_run.calls[:2]] == [str(v) for v in values]
+    assert printed[0] == "call 3 0.8444218515250481\n"  # random seeded with 0 right before the call
+    capsys.readouterr()
+
+
+def test_a_fresh_cached_case_whose_program_runs_code_when_looked_at_keeps_the_whole_plan():
+    subclass = NESTED + "\n\nclass Logged(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, *a, **k):\n" \
+                        "        return super().__torch_function__(*a, **k)\n"
+    for program_text, whole in ((NESTED, False), (subclass, True)):
+        text = render.render_case(Program(program_text), Signature("divergence", "dynamo", "value", ("3.12",)),
+                                  backend="eager")
+        assert ("class CallPlan" in text) is whole and ("def fresh_and_cached" in text) is not whole

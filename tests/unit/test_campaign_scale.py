@@ -100,9 +100,11 @@ def test_config_meta_is_what_it_was_and_resumes_the_same_config(monkeypatch):
     from fuzz.campaign import interpreters
 
     meta = full_config().to_meta()
-    # fields added since: the (interpreter, torch) cells (fuzz.campaign.cells)
-    assert {k: meta.pop(k) for k in ("matrix", "torch", "unavailable")} == {
-        "matrix": "newest", "torch": None, "unavailable": {}}
+    # fields added since: the (interpreter, torch) cells (fuzz.campaign.cells),
+    # the compile-settings draw (harness.settings) and the graphs source's share
+    assert {k: meta.pop(k) for k in ("matrix", "torch", "unavailable", "vary_compile")} == {
+        "matrix": "newest", "torch": None, "unavailable": {}, "vary_compile": True}
+    assert meta["sources"].pop("graphs") == 0.0
     assert meta == FULL_META
     assert json.loads(json.dumps(config().to_meta())) == config().to_meta()  # plain JSON
     by_name = {i.name: i for i in full_config().interpreters}

@@ -155,8 +155,10 @@ def divergent(task):
 
 def test_minimize_keeps_a_fullgraph_cases_fullgraph(tmp_path, monkeypatch, capsys):
     """A case filed with fullgraph=True is run, checked while minimised and
-    rendered with fullgraph (its table's ``fullgraph``), with no --fullgraph flag."""
+    rendered with fullgraph (its table's ``fullgraph``), with no --fullgraph flag;
+    the case pins the torch its workers ran, not casefile.DEFAULT_TORCH."""
     from harness import casefile
+    from harness.outcome import InterpreterInfo
     from harness.program import Program
     from fuzz.campaign import interpreters, workers
     from fuzz.corpus import render
@@ -167,7 +169,8 @@ def test_minimize_keeps_a_fullgraph_cases_fullgraph(tmp_path, monkeypatch, capsy
 
     class FakePool:
         def __init__(self, *args, **kwargs):
-            pass
+            # the worker's torch, which the minimised case pins
+            self.info = {"3.12": InterpreterInfo("3.12", "3.12.1", False, True, "2.15.0+cu132")}
 
         def __enter__(self):
             return self
@@ -176,7 +179,7 @@ def test_minimize_keeps_a_fullgraph_cases_fullgraph(tmp_path, monkeypatch, capsy
             pass
 
         def start(self):
-            return {}
+            return self.info
 
         def run_all(self, batch):
             batch = list(batch)
@@ -201,6 +204,7 @@ def test_minimize_keeps_a_fullgraph_cases_fullgraph(tmp_path, monkeypatch, capsy
     text = out.read_text()
     assert "FULLGRAPH = True" in text and casefile.read_table(text)["fullgraph"] is True
     assert "y = x" not in text
+    assert '"torch==2.15.0"' in text and casefile.read_table(text)["torch"] == "2.15.0+cu132"
 
 
 def test_repro_save_files_the_case_with_its_replay(tmp_path, monkeypatch, capsys):
@@ -211,7 +215,7 @@ def test_repro_save_files_the_case_with_its_replay(tmp_path, monkeypatch, capsys
     from fuzz.campaign import interpreters, workers
     from fuzz.corpus import store
 
-    def fake_matrix(program, interps, backends, *, fullgraph, device, log_dir, infos=None):
+    def fake_matrix(program, interps, backends, *, fullgraph, device, log_dir, infos=None, settings=None):
         infos.update({i.name: InterpreterInfo(i.name, "3.12.1", False, True, "2.12.0+cpu") for i in interps})
         return [divergent(workers.Task(program, i.name, b, device, fullgraph)) for i in interps for b in backends]
 

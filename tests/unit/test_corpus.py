@@ -178,6 +178,58 @@ def test_the_divergence_runner_embeds_the_plan_module_and_the_case_stays_standal
     assert render.program_body(text).strip() == PROGRAM.strip()
 
 
+def test_a_fresh_cached_case_embeds_only_what_its_calls_use_of_the_plan_module():
+    """A divergence up to the cached call: harness/plan.py's is_program_class, reset_global_state and
+    seed_rngs, from their source (without docstrings), and the imports they need; no guard or shape code."""
+    from harness import plan
+
+    sig = Signature("divergence", "dynamo", "value", ("3.12",))
+    text = render.render_case(Program(PROGRAM), sig, backend="eager")
+    main = text[text.index('if __name__ == "__main__":'):]
+    for function in (plan.is_program_class, plan.reset_global_state, plan.seed_rngs):
+        source = inspect.getsource(function)
+        assert function.__doc__ and function.__doc__ not in main
+        assert textwrap.indent(source.split(chr(10))[0], "    ") in main
+        body = [line for line in source.splitlines()[1:] if line.strip() and '"""' not in line]
+        assert all(textwrap.indent(line, "    ") in main for line in body)
+    for name in ("class CallPlan", "def decide", "def mutate_for_guard", "def grow_shapes", "def has_guard_targets",
+                 "MAX_DEPTH"):
+        assert name not in main
+    assert "    import random, types\n    from typing import Any\n" in main
+    assert len(text.splitlines()) <= 90  # a 4-line program: header, program and runner
+    tree = ast.parse(text)
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                for alias in node.names}
+    assert imported <= set(sys.stdlib_module_names) | {"torch"} and "harness" not in imported
+    assert render.program_body(text).strip() == PROGRAM.strip()
+    assert render.render_case(Program(text), sig, backend="eager") == text
+
+
+def test_the_plan_definitions_are_a_transitive_closure_in_module_order():
+    from harness import plan
+
+    code = render._plan_definitions(("grow_shapes",))
+    names = [node.name for node in ast.parse(code).body if isinstance(node, ast.FunctionDef)]
+    assert names == ["map_tensors", "tensors_in", "rebuild_leaf", "grow_shapes"]  # harness/plan.py's order
+    assert "MAX_DEPTH = 6" in code and "from typing import Any" in code and "Callable" in code
+    assert "def decide" not in code and "import copy" not in code and "import enum" not in code
+    namespace: dict = {}
+    exec(code, namespace)  # what it uses is all there: the definitions run
+    assert namespace["MAX_DEPTH"] == plan.MAX_DEPTH and callable(namespace["grow_shapes"])
+    with pytest.raises(KeyError):
+        render._plan_definitions(("no_such_function",))
+
+
+@pytest.mark.parametrize("detail, whole", [("value", False), ("value@guard", True), ("value@shape", True),
+                                           ("globals", True)])
+def test_only_a_case_up_to_the_cached_call_gets_the_compact_runner(detail, whole):
+    sig = Signature("divergence", "dynamo", detail, ("3.12",))
+    for program_text, looked_at_runs_code in ((PROGRAM, False), (PROGRAM + "\nclass A:\n    def __getattr__(self, n): return 1\n", True)):
+        text = render.render_case(Program(program_text), sig, backend="eager")
+        assert ("class CallPlan" in text) is (whole or looked_at_runs_code), (detail, program_text)
+        assert ("def fresh_and_cached" in text) is not (whole or looked_at_runs_code)
+
+
 def test_the_plan_module_imports_only_the_standard_library_and_has_no_multi_line_string_but_docstrings():
     """What lets render embed harness/plan.py's source, indented, into a case."""
     path = ROOT / "harness" / "plan.py"

@@ -25,7 +25,7 @@ def test_repro_markdown_has_case_versions_observed_expected_and_command(capsys, 
                 compiled=[CallResult(value="tensor([0.8415, 0.8415, 0.8415])")]),
     ]
 
-    def fake_matrix(program, interps, backends, *, fullgraph, device, log_dir, infos=None):
+    def fake_matrix(program, interps, backends, *, fullgraph, device, log_dir, infos=None, settings=None):
         infos.update(infos_by_name)
         return outcomes
 

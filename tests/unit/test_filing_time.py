@@ -1,0 +1,290 @@
+"""How a campaign spends its time on filing (no workers: fake pools and clocks):
+the fuzz phase keeps the minimising share, a case is filed only with a floor
+budget and the rest wait in the corpus backlog, and the minimiser's two-phase
+check falls back to the last fully confirmed source."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.outcome import GraphBreak, Outcome, Verdict
+from harness.program import Program
+from fuzz.campaign import loop
+from fuzz.campaign.config import CampaignConfig
+from fuzz.campaign.interpreters import Interpreter
+from fuzz.corpus import backlog
+from fuzz.corpus.filing import FiledCase
+from fuzz.reduce.pipeline import SignatureCheck, minimize_source
+from fuzz.triage.signature import Finding, Signature
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now_s = 0.0
+
+    def __call__(self) -> float:
+        return self.now_s
+
+
+def _campaign(tmp_path: Path, name: str, clock: _Clock, budget_s: float = 600.0) -> loop.Campaign:
+    config = CampaignConfig(interpreters=[Interpreter("3.12", Path("/nonexistent/python3.12")),
+                                          Interpreter("3.13", Path("/nonexistent/python3.13"))],
+                            backends=["eager"], out_dir=tmp_path / name, corpus_dir=tmp_path / "corpus",
+                            budget_s=budget_s, feedback=False)
+    config.corpus_dir.mkdir(exist_ok=True)
+    campaign = loop.Campaign(config)
+    campaign.clock = clock
+    campaign.started = clock()
+    return campaign
+
+
+class _SlowPool:
+    """Runs each task in ``task_s`` seconds of ``clock``, one at a time; every program passes."""
+
+    def __init__(self, clock: _Clock, task_s: float):
+        self.clock, self.task_s = clock, task_s
+        self.queue: list = []
+        self.workers = [object(), object()]
+        self.info: dict = {}
+        self.ids = 0
+
+    @property
+    def pending(self) -> int:
+        return len(self.queue)
+
+    def submit(self, task) -> int:
+        self.ids += 1
+        self.queue.append((self.ids, task))
+        return self.ids
+
+    def next_result(self, timeout_s=None):
+        task_id, task = self.queue.pop(0)
+        self.clock.now_s += self.task_s
+        return task_id, task, Outcome(task.program.program_id, task.interpreter, task.backend, verdict=Verdict.MATCH)
+
+
+def test_the_fuzz_phase_stops_before_its_deadline_given_slow_programs(tmp_path):
+    """A program takes 60 s (two runs of 30 s), two are in flight: started
+    while time is left, the last ones would end up to two minutes late."""
+    clock = _Clock()
+    campaign = _campaign(tmp_path, "slow", clock)
+    campaign.pool = _SlowPool(clock, task_s=30.0)
+    campaign._next_program = lambda seed: Program(f"import torch\n\ndef f(x):\n    return x + {seed}\n\n"
+                                                  "def inputs():\n    return (torch.ones(1),)\n")
+    campaign._fuzz(deadline_s=300.0)
+    assert campaign.progress.programs >= 3
+    assert clock.now_s <= 300.0, f"the fuzz phase ran until {clock.now_s} s, past its 300 s deadline"
+    assert 90.0 <= campaign.pace.expected_s() <= 150.0  # submission to last result, queueing included
+
+
+def _finding(kind: str, detail: str, interpreters=("3.12", "3.13")) -> Finding:
+    return Finding(Signature(kind, "dynamo", detail, tuple(interpreters)), "eager")
+
+
+def _program(tag: str) -> Program:
+    return Program(f"import torch\n\ndef f(x):\n    return x  # {tag}\n\ndef inputs():\n    return (torch.ones(1),)\n")
+
+
+def _fake_filing(clock: _Clock, order: list[str], took_s: float):
+    def file_finding(pool, finding, program, **kw):
+        order.append(finding.signature.key)
+        assert 0.3 * loop.MIN_CASE_BUDGET_S <= kw["budget_s"] <= kw["budget_s"]
+        clock.now_s += took_s
+        path = kw["corpus_dir"] / f"{finding.signature.id}.py"
+        return FiledCase(finding.signature, path=path, standalone={"3.12": 1, "3.13": 1},
+                         stats={"lines_before": 20, "lines_after": 5, "checks": 9, "elapsed_s": took_s - 30.0})
+    return file_finding
+
+
+def test_a_bucket_beyond_the_time_goes_to_the_backlog_and_the_next_campaign_files_it_first(tmp_path, monkeypatch):
+    clock = _Clock()
+    order: list[str] = []
+    monkeypatch.setattr(loop, "file_finding", _fake_filing(clock, order, took_s=140.0))
+    crash = _finding("crash", "SIGSEGV@torch/x.py:f")
+    regression = _finding("graph-break-regression", "Attempt to trace generator [absent on 3.13]", ("3.12",))
+    plain_break = _finding("graph-break", "Unsupported context manager")
+
+    first = _campaign(tmp_path, "first", clock)
+    first.pool = _SlowPool(clock, 1.0)
+    clock.now_s = 600.0 - 320.0  # 320 s left: two cases of at least 150 s
+    first.new = {f.signature.key: (f, _program(f.signature.kind)) for f in (plain_break, regression, crash)}
+    first._file_new_buckets()
+    assert order == [crash.signature.key, regression.signature.key]  # bugs first (filing_priority)
+    waiting = backlog.load(tmp_path / "corpus")
+    assert list(waiting) == [plain_break.signature.key]
+    assert waiting[plain_break.signature.key].program == _program("graph-break")
+    assert backlog.backlog_path(tmp_path / "corpus").exists()
+
+    # the next campaign sees the same graph break (in another program) and a new crash:
+    # the backlog's bucket goes first, before the crash
+    order.clear()
+    other_crash = _finding("crash", "SIGABRT@torch/y.py:g")
+    second = _campaign(tmp_path, "second", clock)
+    second.pool = _SlowPool(clock, 1.0)
+    clock.now_s = second.started + 600.0 - 320.0
+    second.new = {other_crash.signature.key: (other_crash, _program("crash 2")),
+                  plain_break.signature.key: (plain_break, _program("graph-break 2"))}
+    second._file_new_buckets()
+    assert order == [plain_break.signature.key, other_crash.signature.key]
+    assert backlog.load(tmp_path / "corpus") == {}  # filed: out of the backlog
+
+
+def test_an_unfiled_bucket_that_waits_again_keeps_its_first_program_and_counts_campaigns(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    found = _finding("crash", "SIGSEGV@torch/x.py:f")
+    backlog.update(corpus, unfiled=[(found, _program("a"))], done=[], now="2026-12-01T10:00:00+00:00")
+    backlog.update(corpus, unfiled=[(found, _program("b"))], done=[], now="2026-12-02T10:00:00+00:00")
+    entry = backlog.load(corpus)[found.signature.key]
+    assert entry.program == _program("a") and entry.campaigns == 2 and entry.finding == found
+    assert entry.first_seen.startswith("2026-12-01") and entry.last_seen.startswith("2026-12-02")
+    backlog.update(corpus, unfiled=[], done=[found.signature.key], now="x")
+    assert not backlog.backlog_path(corpus).exists()
+
+
+class _TwoPhase:
+    """A check with SignatureCheck's two-phase interface: the fast check only
+    asks for the marker; the full one also for the guard line."""
+
+    def __init__(self) -> None:
+        self.fast = True
+        self.fast_calls = self.full_calls = 0
+
+    def __call__(self, source: str) -> bool:
+        if self.fast:
+            self.fast_calls += 1
+            return "12345" in source
+        return self.confirm(source)
+
+    def confirm(self, source: str) -> bool:
+        self.full_calls += 1
+        return "12345" in source and "guard = 7" in source
+
+
+SOURCE = """import torch
+
+def f(x, n):
+    y = x * 2
+    for i in range(n):
+        y = y + i
+    z = [x, y]
+    z.append(y)
+    marker = 12345
+    guard = 7
+    return y + z[0]
+
+def inputs():
+    return (torch.ones(3), 3)
+"""
+
+
+def test_the_two_phase_check_falls_back_to_the_last_confirmed_source():
+    check = _TwoPhase()
+    result = minimize_source(SOURCE, check, budget_s=60, stages=("source",))
+    # the statements pass dropped the guard under fast checks; its confirmation failed,
+    # so the reduction went back to the last best with the guard and went on with full checks
+    assert result.fallbacks == 1 and not check.fast
+    assert "guard = 7" in result.source and "12345" in result.source
+    assert result.lines_after < result.lines_before
+    # the chain of bests was bisected for the last one with the guard: fewer lines than the input
+    checks, accepted = result.passes["confirm/full-signature"]
+    assert checks >= 2 and accepted >= 1
+
+
+def test_the_two_phase_check_keeps_a_confirmed_reduction_with_few_full_checks():
+    class Honest(_TwoPhase):
+        def confirm(self, source: str) -> bool:
+            self.full_calls += 1
+            return "12345" in source
+
+    check = Honest()
+    result = minimize_source(SOURCE, check, budget_s=60, stages=("source",))
+    assert result.fallbacks == 0 and check.fast and "12345" in result.source
+    assert result.lines_after < result.lines_before
+    assert check.full_calls <= 3 < check.fast_calls  # the input, and one per stage whose best changed
+
+
+class _BreaksOn:
+    """A pool whose programs break (graph break) on the interpreters ``where(source)`` names."""
+
+    def __init__(self, where):
+        self.where, self.runs = where, []
+
+    def run_all(self, tasks):
+        self.runs += [(t.program.source, t.interpreter) for t in tasks]
+        gb = GraphBreak(gb_type="Attempt to trace generator", reason="x")
+        return [Outcome("p", t.interpreter, t.backend, verdict=Verdict.MATCH,
+                        graph_breaks=[gb] if t.interpreter in self.where(t.program.source) else [])
+                for t in tasks]
+
+
+class _CrashesOn(_BreaksOn):
+    """A pool whose programs crash (SIGSEGV in one torch frame) on the interpreters ``where(source)`` names."""
+
+    def run_all(self, tasks):
+        self.runs += [(t.program.source, t.interpreter) for t in tasks]
+        return [Outcome("p", t.interpreter, t.backend, verdict=Verdict.CRASH, error_type="SIGSEGV",
+                        torch_frame="torch/x.py:f") if t.interpreter in self.where(t.program.source)
+                else Outcome("p", t.interpreter, t.backend, verdict=Verdict.MATCH) for t in tasks]
+
+
+def test_a_fast_signature_check_runs_one_interpreter_and_its_confirmation_checks_both_ways():
+    from fuzz.triage.signature import findings
+
+    where = {"kept": {"3.13"}, "smaller": {"3.13"}, "everywhere": {"3.12", "3.13"}, "gone": set()}
+    pool = _CrashesOn(lambda source: where[source])
+    sig = findings(pool.run_all([loop.Task(Program("kept"), n, "eager", "cpu", False) for n in ("3.12", "3.13")]))[0]
+    sig = sig.signature
+    assert sig.interpreters == ("3.13",)
+    pool.runs.clear()
+    check = SignatureCheck(pool, Program(source="kept"), sig, "eager", ["3.12", "3.13"], fast=True)
+    assert check("kept") and {i for s, i in pool.runs} == {"3.12", "3.13"}  # the input: in full
+    pool.runs.clear()
+    assert check("smaller") and check("everywhere") and not check("gone")
+    assert {i for s, i in pool.runs} == {"3.13"}  # candidates: the signature's first interpreter only
+    assert check.confirm("smaller") and not check.confirm("everywhere")  # crashing on 3.12 too: another signature
+    assert check.check_many(["smaller", "gone", "everywhere"]) == [True, False, True]
+    check.fast = False
+    assert check.check_many(["smaller", "gone", "everywhere"]) == [True, False, False]
+
+
+def test_fast_checks_of_a_batch_spread_over_the_signature_s_interpreters():
+    sig = Signature("graph-break", "dynamo", "Attempt to trace generator", ("3.12", "3.13"))
+    where = {"kept": {"3.12", "3.13"}, "a": {"3.12", "3.13"}, "b": {"3.12", "3.13"}, "only 3.13": {"3.13"}}
+    pool = _BreaksOn(lambda source: where[source])
+    check = SignatureCheck(pool, Program(source="kept"), sig, "eager", ["3.12", "3.13"], fast=True)
+    assert check("kept") and check.spread == 2
+    pool.runs.clear()
+    assert check.check_many(["a", "b"]) == [True, True]
+    assert pool.runs == [("a", "3.12"), ("b", "3.13")]  # one run each, both interpreters busy
+    assert check.check_many(["only 3.13", "a"]) == [False, True]  # "only 3.13" ran on 3.12
+    assert not check.confirm("only 3.13")
+
+
+def test_a_graph_break_regression_is_always_checked_in_full():
+    """Its absence elsewhere is its signature: one interpreter cannot show it."""
+    sig = Signature("graph-break-regression", "dynamo", "Attempt to trace generator [absent on 3.12]", ("3.13",))
+    check = SignatureCheck(_BreaksOn(lambda s: {"3.13"}), Program(source="kept"), sig, "eager", ["3.12", "3.13"],
+                           fast=True)
+    assert not check.fast and check("kept") and check.spread == 1
+
+
+def test_a_graph_break_case_keeps_eager_s_behaviour():
+    """Measured: a graph break's runs match (eager and compiled raise alike), and the check
+    let a case become ``-x`` on a Generator, whose eager raises TypeError."""
+    from harness.outcome import CallResult
+
+    class Raising(_BreaksOn):
+        def run_all(self, tasks):
+            outs = super().run_all(tasks)
+            for o, t in zip(outs, tasks):
+                exc = "TypeError" if "raises" in t.program.source else None
+                o.eager = [CallResult("fresh", "tensor([1.])" if exc is None else "", exc_type=exc)]
+            return outs
+
+    sig = Signature("graph-break", "dynamo", "Attempt to trace generator", ("3.12", "3.13"))
+    for fast in (False, True):
+        check = SignatureCheck(Raising(lambda s: {"3.12", "3.13"}), Program(source="kept"), sig, "eager",
+                               ["3.12", "3.13"], fast=fast)
+        assert check("kept") and check("smaller") and not check("smaller, raises")
+        assert not check.confirm("smaller, raises")
