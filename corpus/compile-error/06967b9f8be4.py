@@ -21,12 +21,12 @@ import torch
 def f():
     0()
     with 0:
-        for v1 in 0:
+        for i in 0:
             v2.tanh(v3.atan(0 - 0[0]) * (v4 % 0 + 0) * 0)
             {0: v5.where(0 > 0, 0, 0) / (0 + v6.where(0 > 0, 0, 0).abs())}
             0 .update(c=v7.sigmoid(0))
             try:
-                for v8 in v9(0):
+                for i2 in v9(0):
                     v10.tanh(v11(v12))
                     v13._dynamo.graph_break()
             except:

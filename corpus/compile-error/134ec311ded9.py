@@ -18,21 +18,21 @@
 
 
 import torch
-def f(t0, t1, n):
+def f():
     print()
-    for unique_name_0 in range(0):
+    for i in range(0):
         try:
             pass
-        except unique_name_1 as e5:
-            [0 .sin(unique_name_2 + 0), 0 .where(unique_name_3 > 0, 0[0], unique_name_4).clamp(), 0(0 - unique_name_6)]
-            if unique_name_7:
+        except v2 as e:
+            [0 .sin(v3 + 0), 0 .where(v4 > 0, 0[0], v5).clamp(), 0(0 - v6)]
+            if v7:
                 break
         finally:
-            {0: 0 .cos(unique_name_8.mean(dim=0)), 0: 0 .atan(unique_name_9)}
-            unique_name_10(unique_name_11).clamp()
+            {0: 0 .cos(v8.mean(dim=0)), 0: 0 .atan(v9)}
+            v10(v11).clamp()
 
 def inputs():
-    return (0, 0, 0)
+    return ()
 
 
 BACKEND = "eager"

@@ -19,11 +19,11 @@
 
 import torch
 
-def f(t0, t1, n):
-    t0[0]
+def f(x):
+    x[0]
 
 def inputs():
-    return (torch.randn(0), 0, 0)
+    return (torch.randn(0),)
 
 
 BACKEND = "eager"

@@ -445,23 +445,17 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
             reset_global_state()
     # The runs.
     import contextlib, io, re, sys, types
-    SETTINGS = ('BACKEND', 'FULLGRAPH', 'GB_TYPE', 'LAST_CALL', 'HANG_S')  # names the copies drop
     from torch._dynamo.utils import same
     def load():  # a fresh copy of this module without the runner's settings: the program as the harness ran it
-        module = types.ModuleType("case")
+        module = sys.modules["case"] = types.ModuleType("case")
         module.__file__ = __file__
-        sys.modules["case"] = module
-        with open(__file__) as fh:
-            exec(compile(fh.read(), __file__, "exec"), vars(module))
-        for name in SETTINGS:
-            vars(module).pop(name, None)
+        with open(__file__) as fh: exec(compile(fh.read(), __file__, "exec"), vars(module))
+        for name in ('BACKEND', 'FULLGRAPH', 'GB_TYPE', 'LAST_CALL', 'HANG_S'): vars(module).pop(name, None)
         return module
-    def attributes(module):
+    def state(module):  # after the calls: data globals and the public attributes of its classes, their objects' too
         owners = [module] + [v for v in vars(module).values() if is_program_class(v, module)]
-        return [(o, k, v) for o in owners for k, v in list(vars(o).items()) if not k.startswith("_")
-                and not callable(v) and not isinstance(v, (types.ModuleType, property, classmethod, staticmethod))]
-    def state(module):  # after the calls
-        return [[k, dict(vars(v)) if type(v).__module__ == "case" else v] for _, k, v in attributes(module)]
+        return [[k, dict(vars(v)) if type(v).__module__ == "case" else v] for o in owners for k, v in list(vars(o).items())
+                if not k.startswith("_") and not callable(v) and not isinstance(v, (types.ModuleType, property, classmethod, staticmethod))]
     def run(compiled, calls=None):
         module = load()
         fn = torch.compile(module.f, backend=BACKEND, fullgraph=FULLGRAPH) if compiled else module.f

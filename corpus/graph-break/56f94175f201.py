@@ -19,13 +19,13 @@
 
 import torch
 
-def f(t0, t1, n):
-    t2 = t0
-    if t2:
+def f(x):
+    t = x
+    if t:
         pass
 
 def inputs():
-    return (torch.randn(0), 0, 0)
+    return (torch.randn(0),)
 
 
 GB_TYPE = "Data-dependent branching"

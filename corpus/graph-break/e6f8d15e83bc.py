@@ -18,14 +18,14 @@
 
 
 import torch
-def f(t0, t1, n):
+def f():
 
-    def gen1(x2):
+    def gen_fn(v):
         yield 0
-    gen1(0)
+    gen_fn(0)
 
 def inputs():
-    return (0, 0, 0)
+    return ()
 
 
 GB_TYPE = "Attempt to trace generator"

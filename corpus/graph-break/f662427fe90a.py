@@ -21,28 +21,16 @@
 
 import torch
 
-class Block(torch.nn.Module):
+class Block:
 
     def __init__(self, width):
-        self.weight = torch.nn.Parameter(torch.linspace(-1.0, 1.0, width))
+        torch.nn.Parameter(torch.linspace(0, 0, 0))
 
-class Box:
-
-    def __init__(self, w, k):
-        pass
-
-def f(x, y):
-    t = torch.sigmoid(y)
-    t2 = y.sum().clamp(-3.0, 3.0)
-    t3 = torch.cos(t)
-
-    def g2(v5):
-        obj = Block(x.shape[-1])
-    t = g2((t3 - t2).clamp(-3.0, 3.0))
+def f():
+    Block(0)
 
 def inputs():
-    g = torch.Generator().manual_seed(0)
-    return (torch.randn(2, 5, generator=g, dtype=torch.float64), torch.randn(2, 5, generator=g))
+    return ()
 
 
 GB_TYPE = "Attempted to use `torch.nn.Parameter()` constructor with Dynamo"

@@ -22,23 +22,19 @@
 import torch
 
 class State:
-    scale = 0.5
 
     def __init__(self, w):
         self.w = w
-        self.calls = 0
 
-def f(t0, t1, n, a0):
-    t5 = torch.tanh(t0 + (a0 * 2).float())
-    st1 = State(t5 * t1 / (1.0 + (t5 * t1).abs()))
-    t3 = torch.sigmoid(st1.w * st1.calls * 0.25)
-    i2 = 0
-    while i2 < 3 and (torch.tanh(t3) > 0.5).any():
+def f(w2):
+    t = w2.float()
+    obj = State(t)
+    t2 = obj.w
+    while t2.any():
         pass
 
 def inputs():
-    0
-    return (0, 0, 0, torch.randn(4).to())
+    return (torch.randn(0).to(),)
 
 
 GB_TYPE = "Data-dependent branching"

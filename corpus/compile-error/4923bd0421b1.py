@@ -1,0 +1,45 @@
+# /// script
+# requires-python = ">=3.11"
+# dependencies = ["torch==2.15.0"]
+# [tool.tcfuzz]
+# signature = "compile-error|dynamo|IndexError@torch/_dynamo/utils.py:run_node|3.11,3.12,3.13,3.14,3.15"
+# kind = "compile-error"
+# stage = "dynamo"
+# interpreters = ["3.11", "3.12", "3.13", "3.14", "3.15"]
+# backend = "eager"
+# device = "cpu"
+# torch = "2.15.0+cu132"
+# first-seen = "2026-12-01"
+# last-seen = "2026-12-01"
+# count = 1
+# status = "open"
+# replay = {"3.11/2.15.0" = "reproduces", "3.12/2.15.0" = "reproduces", "3.13/2.15.0" = "reproduces", "3.14/2.15.0" = "reproduces", "3.15/2.15.0" = "reproduces", "3.13t/2.12.0" = "reproduces"}
+# ///
+
+
+import torch
+
+def f(x):
+    try:
+        x[2]
+    except IndexError:
+        pass
+    return x + 1
+
+def inputs():
+    return (torch.randn(1, 3),)
+
+
+BACKEND = "eager"
+FULLGRAPH = False
+
+
+if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they differ
+    import sys
+    from torch._dynamo.utils import same
+    def run(fn):
+        try: return [fn(*inputs()) for _ in range(2)]
+        except BaseException as e: return f"raised {type(e).__name__}: {e}"
+    eager, compiled = run(f), run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
+    print(f"eager:    {eager}\ncompiled: {compiled}")
+    sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)
