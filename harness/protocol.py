@@ -29,7 +29,9 @@ from __future__ import annotations
 import json
 from typing import IO, Any
 
-PROTOCOL_VERSION = 2
+# Bumped whenever a request or an Outcome gains a field: a host and a worker
+# from different checkouts then refuse each other in one line (3: "compile").
+PROTOCOL_VERSION = 3
 
 
 def encode(message: dict[str, Any]) -> bytes:
