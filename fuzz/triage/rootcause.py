@@ -21,7 +21,12 @@ minimised divergence's signature detail) is, by ``DivergenceClass``:
                    stack a wrong result lacks (the generator-``send`` bug is
                    "'tuple_iterator' object has no attribute 'send'" in every
                    program that shows it); an empty message adds the skeleton
-  other-exception  "A->B: <message>": eager raised A, compiled B
+  other-exception  eager raised A, compiled B: "raises B: <message>" as above
+                   when B has a message (what eager raised is the program's
+                   own, and one bug is seen with eager returning or raising:
+                   the comprehension-shadow bug of f511b6484939 shows as
+                   None->UnboundLocalError and TypeError->UnboundLocalError),
+                   else "A->B: in <skeleton>"
   message          "message T: <message>": the same type, another message
   not-raised       "not-raised T: <skeleton>": compiled code returned where
                    eager raised T (the eager message is the program's own)
@@ -236,6 +241,10 @@ def root_cause(observed: str, source: str, *, stage: str, fingerprint: Fingerpri
         klass, head = DivergenceClass.MESSAGE, f"message {compiled}"
     elif eager is None:
         klass, head = DivergenceClass.RAISES, f"raises {compiled}"
+    elif message:
+        # what eager raised later is the program's own doing: the compiled
+        # exception's message is the bug's stack, as when eager returned
+        klass, head = DivergenceClass.OTHER_EXCEPTION, f"raises {compiled}"
     else:
         klass, head = DivergenceClass.OTHER_EXCEPTION, f"{eager}->{compiled}"
     return RootCause(klass, f"{head}: {message}" if message else f"{head}: in {line}", channel, shape)

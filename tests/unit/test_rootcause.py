@@ -205,3 +205,25 @@ def test_a_campaign_knows_every_channel_a_merged_bucket_was_seen_through():
     for observed in ("stdout", "value", "global-state", "global-state@shape", "exception:None->RuntimeError"):
         assert Signature("divergence", "dynamo", observed, everywhere).id in ids, observed
     assert Signature("divergence", "dynamo", "mutation", everywhere).id not in ids
+
+
+def test_one_bug_seen_with_eager_returning_or_raising_gets_one_key():
+    """The comprehension-shadow bug (corpus/divergence/f511b6484939): compiled
+    raises UnboundLocalError whether eager returned or raised the program's own
+    TypeError later (the 1,000-program hypothesmith/mutation campaign found it
+    both ways); an exception without a message still keeps eager's type."""
+    from fuzz.triage.rootcause import Fingerprint
+
+    shadow = ("import torch\n\ndef f():\n    t2 = 0\n    try:\n        [0 for t2 in (0,)]\n        raise 0\n"
+              "    except:\n        torch._dynamo.graph_break()\n    {tail}\n\ndef inputs():\n    return ()\n")
+    message = "cannot access local variable 't2' where it is not associated with a value"
+    returned = root_cause("exception:None->UnboundLocalError", shadow.format(tail="t2"), stage="dynamo",
+                          fingerprint=Fingerprint(None, "UnboundLocalError", message))
+    raised = root_cause("exception:TypeError->UnboundLocalError", shadow.format(tail="0(t2)"), stage="dynamo",
+                        fingerprint=Fingerprint("TypeError", "UnboundLocalError", message))
+    assert returned.text == raised.text == ("raises UnboundLocalError: cannot access local variable '<name>' "
+                                            "where it is not associated with a value")
+    assert raised.klass is DivergenceClass.OTHER_EXCEPTION
+    silent = root_cause("exception:TypeError->AssertionError", shadow.format(tail="0(t2)"), stage="dynamo",
+                        fingerprint=Fingerprint("TypeError", "AssertionError", ""))
+    assert silent.text.startswith("TypeError->AssertionError: in ")

@@ -2,7 +2,7 @@
 # requires-python = ">=3.11"
 # dependencies = ["torch==2.12.0"]
 # [tool.tcfuzz]
-# signature = "divergence|dynamo|exception:UnboundLocalError->NameError {UnboundLocalError->NameError: cannot access free variable '<name>' where it is not associated with a value in enclosing scope}|3.11,3.12,3.13,3.13t"
+# signature = "divergence|dynamo|exception:UnboundLocalError->NameError {raises NameError: cannot access free variable '<name>' where it is not associated with a value in enclosing scope}|3.11,3.12,3.13,3.13t"
 # kind = "divergence"
 # stage = "dynamo"
 # interpreters = ["3.11", "3.12", "3.13", "3.13t"]
