@@ -191,6 +191,10 @@ class Campaign:
             self._drop_unsupported(infos)
             self.db.set_meta("interpreters", {k: dataclasses.asdict(v) for k, v in infos.items()
                                               if k not in config.unavailable})
+            # cases filed on another matrix are known by what they show on this one
+            torch_of = {i.name: getattr(infos.get(i.name), "torch", "") for i in config.interpreters}
+            if all(torch_of.values()):
+                self.known_ids |= known_signature_ids(config.corpus_dir, torch_of)
             # Rounds: fuzz for a share of the time left, file what it found,
             # and fuzz again with whatever time filing did not need.
             while True:

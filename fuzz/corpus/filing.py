@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness import casefile
 from harness.casefile import DEFAULT_TORCH
 from harness.outcome import Outcome
 from harness.program import Program
@@ -149,12 +150,18 @@ def torch_version_of(infos: Mapping[Any, Any]) -> str:
     return sorted(versions)[0] if versions else DEFAULT_TORCH
 
 
-def known_signature_ids(corpus_dir: Path) -> set[str]:
+def known_signature_ids(corpus_dir: Path, torch_of: Mapping[str, str] | None = None) -> set[str]:
     """Ids of the corpus's buckets, and of a divergence's signature without
     its root cause (what a campaign sees before minimisation), for each
     channel it was seen through (its own, and a merged case's ``observed``): a
     campaign that sees a known wrong-result signature again minimises only one
-    program of it (last), in case its root cause makes it a different bug."""
+    program of it (last), in case its root cause makes it a different bug.
+
+    ``torch_of``: the campaign's interpreters and the torch version each runs
+    ("3.12" -> "2.15.0+cu132"). A case filed on another matrix is known there
+    too, by the interpreter set it shows on in this one (``shown_on``): a
+    bucket's id holds its interpreters, so without this a nightly on the
+    newest releases calls every case filed on the mission's matrix new."""
     ids = set()
     for path in store.list_cases(corpus_dir):
         ids.add(path.stem)
@@ -164,6 +171,29 @@ def known_signature_ids(corpus_dir: Path) -> set[str]:
             ids.add(sig.base().id)
             # the other channels a merged bucket was seen through (its table's ``observed``)
             ids.update(dataclasses.replace(sig, detail=str(o)).id for o in table.get("observed", []))
+            shown = shown_on(sig, table, torch_of) if torch_of else None
+            if shown and shown != sig.interpreters:
+                ids.update(dataclasses.replace(s, interpreters=shown).id for s in (sig, sig.base()))
         except Exception as e:  # a malformed case is still known by its name
             log.warning("%s: %s", path, e)
     return ids
+
+
+def shown_on(sig: Signature, table: Mapping[str, Any], torch_of: Mapping[str, str]) -> tuple[str, ...] | None:
+    """The interpreters of ``torch_of`` (name -> torch version) that the case
+    of ``sig`` and ``table`` (its ``[tool.tcfuzz]`` table) shows on, in
+    ``torch_of``'s order: by its ``replay`` table where that has the
+    (interpreter, torch) cell, else yes for an interpreter of its signature
+    running the torch it was filed with. None when another interpreter's
+    result is unknown, or when it shows on none."""
+    replay, filed_with = table.get("replay", {}), str(table.get("torch", DEFAULT_TORCH)).split("+")[0]
+    shown = []
+    for name, version in torch_of.items():
+        result = replay.get(casefile.replay_key(name, version))
+        if result is None and name in sig.interpreters and version.split("+")[0] == filed_with:
+            result = casefile.REPRODUCES
+        if result is None:
+            return None
+        if result == casefile.REPRODUCES:
+            shown.append(name)
+    return tuple(shown) or None

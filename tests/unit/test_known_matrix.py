@@ -1,0 +1,48 @@
+"""A corpus case filed on one (interpreter, torch) matrix is known on another
+by the interpreters its replays say it shows on (fuzz.corpus.filing.shown_on):
+a bucket's id holds its interpreter set, so a nightly on the newest torch
+releases would otherwise call every case filed on the mission's matrix new."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from harness.program import Program
+from fuzz.corpus import filing, render, store
+from fuzz.triage.signature import Signature
+
+SOURCE = "import torch\n\ndef f(x, w):\n    return x * w\n\ndef inputs():\n    return (torch.randn(2), {})\n"
+MISSION = ("3.11", "3.12", "3.13", "3.13t")
+
+
+def _case(tmp_path: Path, codes: dict[str, int]) -> Signature:
+    """A case filed on the mission's matrix (torch 2.12.0) whose standalone
+    runs on torch 2.15.0 exited with ``codes`` (1: reproduces)."""
+    sig = Signature("compile-error", "dynamo", "TorchRuntimeError@torch/_dynamo/utils.py:run_node", MISSION)
+    text = store.with_replay(render.render_case(Program(SOURCE), sig, backend="eager", torch_version="2.12.0"),
+                             codes, "2.15.0")
+    path = tmp_path / "compile-error" / f"{sig.id}.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    return sig
+
+
+def test_a_case_is_known_on_another_matrix_by_what_its_replays_show(tmp_path):
+    newest = {n: "2.15.0+cu132" for n in ("3.11", "3.12", "3.13", "3.14", "3.15")}
+    sig = _case(tmp_path, {"3.11": 1, "3.12": 1, "3.13": 1, "3.14": 1, "3.15": 0})
+    there = dataclasses.replace(sig, interpreters=("3.11", "3.12", "3.13", "3.14"))
+    assert there.id not in filing.known_signature_ids(tmp_path)  # ids hold interpreter sets
+    assert there.id in filing.known_signature_ids(tmp_path, newest)
+    # a set the replays contradict is not the case's
+    everywhere = dataclasses.replace(sig, interpreters=tuple(newest))
+    assert everywhere.id not in filing.known_signature_ids(tmp_path, newest)
+
+
+def test_an_interpreter_without_a_replay_makes_the_case_unknown_on_that_matrix(tmp_path):
+    sig = _case(tmp_path, {"3.11": 1})
+    newest = {"3.11": "2.15.0", "3.14": "2.15.0"}
+    assert filing.shown_on(sig, store.read_case(next(tmp_path.rglob("*.py")))[1], newest) is None
+    # the torch it was filed with stands in for a replay on its own interpreters
+    mission = {"3.11": "2.12.0+cu130", "3.12": "2.12.0+cu130"}
+    assert filing.shown_on(sig, {"torch": "2.12.0"}, mission) == ("3.11", "3.12")
