@@ -57,7 +57,7 @@ from harness.program import Program
 from harness.settings import CompileSettings
 from fuzz.corpus.render import code_lines, program_body
 from fuzz.errors import CouldNotMinimize
-from fuzz.reduce import names
+from fuzz.reduce import dataflow, names
 from fuzz.triage.signature import Kind, Signature, causes, findings
 from fuzz.campaign.workers import RUN_TIMEOUT_S, Task, WorkerPool
 
@@ -484,6 +484,27 @@ def reduce_statements(oracle: _Oracle, keep: frozenset[str], jobs: int) -> None:
             path += 1  # this block is minimal; blocks are re-listed from the new best
 
 
+def reduce_dataflow(oracle: _Oracle, entry: str) -> None:
+    """The entry function's dead assignments, then chunks of its returned
+    tuple each with the assignments that leaves dead (fuzz.reduce.dataflow):
+    an operator chain goes in a few checks where statement deletion would
+    need one per statement. Each candidate is checked; a taken one restarts
+    the tuple's chunks from the new best."""
+    oracle.current = "source/dataflow"
+    dead = dataflow.without_dead_assignments(oracle.best, entry)
+    if dead is not None:
+        oracle(dead)
+    while True:
+        source = oracle.best
+        for candidate in dataflow.return_tuple_candidates(source, entry):
+            pruned = dataflow.without_dead_assignments(candidate, entry)
+            if (pruned is not None and oracle(pruned)) or oracle(candidate):
+                if oracle.best != source:
+                    break
+        else:
+            return
+
+
 def reduce_with_pysource_minimize(oracle: _Oracle) -> None:
     """pysource-minimize (AST-level) over the best source so far. Its own
     failures end this pass with the best source it reached (0.10.1 asserts
@@ -716,6 +737,7 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
         log.info("the program does not parse on the host's Python %d.%d: only the generator stage reduces it",
                  *sys.version_info[:2])
         stages = [s for s in stages if s not in ("source", "tidy")]
+    stage("source", lambda: reduce_dataflow(oracle, entry), tidy_at)
     stage("source", lambda: reduce_statements(oracle, keep, jobs), tidy_at)
     stage("source", lambda: reduce_with_pysource_minimize(oracle), tidy_at)
     stage("tidy", lambda: tidy_passes(oracle, entry, inputs), deadline)

@@ -191,3 +191,31 @@ def test_tidy_drops_unused_imports_and_gives_numbered_names_readable_ones():
     assert "ctx = torch.no_grad()" in tidied and "it = reversed([n])" in tidied and "as e:" in tidied
     compile(tidied, "tidied", "exec")
     assert readable_names("def f(x):\n    total = x\n    return total\n") == "def f(x):\n    total = x\n    return total\n"
+
+
+# An operator chain around the bug, as the typed tensor generator writes them:
+# every assignment is read later, so removing any one alone makes eager raise.
+CHAIN = "import torch\n\ndef f(x):\n" + "".join(
+    f"    t{i} = t{i - 1} + {i}\n" if i else "    t0 = x * 2\n" for i in range(30)) + (
+    "    try:\n        q = int('bug')\n    except ValueError:\n        q = 0\n"
+    "    return (" + ", ".join(f"t{i}" for i in range(30)) + ", q)\n\n"
+    "def inputs():\n    return (1,)\n")
+
+
+def runs_with_the_bug(source: str) -> bool:
+    """Eager keeps returning (a NameError is another behaviour) and the bug's line stays."""
+    namespace: dict = {}
+    try:
+        exec(compile(source.replace("import torch", ""), "case", "exec"), namespace)
+        namespace["f"](*namespace["inputs"]())
+    except Exception:  # noqa: BLE001 - any eager failure is a changed behaviour
+        return False
+    return "int('bug')" in source
+
+
+def test_the_dataflow_pass_removes_an_operator_chain_in_few_checks():
+    result = minimize_source(CHAIN, runs_with_the_bug, budget_s=60, stages=("source",))
+    assert runs_with_the_bug(result.source)
+    assert "t1 " not in result.source and result.lines_after <= 9, result.source
+    # without the pass, statement deletion and pysource-minimize take 158 checks to get there
+    assert result.passes.get("source/dataflow", [0, 0])[1] >= 1 and result.checks <= 60, result.passes
