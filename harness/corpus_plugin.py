@@ -35,6 +35,7 @@ from typing import Any
 import pytest
 
 from harness import casefile
+from harness.program import required_python
 
 # Seconds one `python CASE` may run (import torch 4-7 s, Inductor's first
 # compile 26-70 s on a busy CPU); past it the case counts as hanging, which
@@ -85,10 +86,15 @@ class CaseItem(pytest.Item):
     """One corpus case, replayed as ``python CASE``."""
 
     def runtest(self) -> None:
+        text = self.path.read_text()
         try:
-            table = casefile.read_table(self.path.read_text())
+            table = casefile.read_table(text)
         except casefile.CaseFileError as e:
             raise pytest.UsageError(f"{self.path}: {e}") from None
+        required = required_python(text)
+        if required and sys.version_info[:2] < required:
+            # newer grammar: `python CASE` here is a SyntaxError, no replay of the bug
+            pytest.skip(f"needs Python >= {required[0]}.{required[1]} (its requires-python)")
         version = torch_version()
         if not version:
             pytest.skip("torch is not installed here: replay the corpus in a tox env (tox -e py312)")

@@ -13,7 +13,7 @@
 # last-seen = "2026-11-30"
 # count = 1
 # status = "open"
-# replay = {"3.12/2.15.0" = "does not reproduce", "3.14/2.15.0" = "does not reproduce", "3.15/2.15.0" = "does not reproduce", "3.11/2.15.0" = "does not reproduce"}
+# replay = {"3.12/2.15.0" = "does not reproduce", "3.14/2.15.0" = "does not reproduce", "3.15/2.15.0" = "does not reproduce", "3.11/2.15.0" = "does not reproduce", "3.13/2.15.0" = "does not reproduce"}
 # ///
 
 

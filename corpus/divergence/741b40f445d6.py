@@ -15,7 +15,7 @@
 # status = "open"
 # merged = {"badc202f100b" = "same root cause, seen as stdout", "841655829fb4" = "same root cause, seen as global-state", "7c95ce2248c2" = "same root cause, seen as exception:None->RuntimeError", "83365fda8d6d" = "same root cause, seen as global-state@shape", "f19852baeb1f" = "same root cause, seen as value"}
 # observed = ["exception:None->RuntimeError", "global-state", "global-state@shape", "value"]
-# replay = {"3.12/2.15.0" = "reproduces", "3.14/2.15.0" = "reproduces", "3.15/2.15.0" = "reproduces", "3.11/2.15.0" = "reproduces"}
+# replay = {"3.12/2.15.0" = "reproduces", "3.14/2.15.0" = "reproduces", "3.15/2.15.0" = "reproduces", "3.11/2.15.0" = "reproduces", "3.13/2.15.0" = "reproduces"}
 # ///
 
 

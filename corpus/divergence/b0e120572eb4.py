@@ -14,7 +14,7 @@
 # fullgraph = true
 # count = 1
 # status = "open"
-# replay = {"3.12/2.15.0" = "does not reproduce", "3.14/2.15.0" = "does not reproduce", "3.15/2.15.0" = "does not reproduce", "3.11/2.15.0" = "does not reproduce"}
+# replay = {"3.12/2.15.0" = "does not reproduce", "3.14/2.15.0" = "does not reproduce", "3.15/2.15.0" = "does not reproduce", "3.11/2.15.0" = "does not reproduce", "3.13/2.15.0" = "does not reproduce"}
 # ///
 
 

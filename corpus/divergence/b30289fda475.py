@@ -15,7 +15,7 @@
 # status = "open"
 # merged = {"5555b2ab479f" = "same root cause, seen as exception:None->AttributeError", "38d4098dc31b" = "same root cause, seen as exception:None->AttributeError"}
 # observed = []
-# replay = {"3.12/2.15.0" = "does not reproduce", "3.14/2.15.0" = "does not reproduce", "3.15/2.15.0" = "does not reproduce", "3.11/2.15.0" = "does not reproduce"}
+# replay = {"3.12/2.15.0" = "does not reproduce", "3.14/2.15.0" = "does not reproduce", "3.15/2.15.0" = "does not reproduce", "3.11/2.15.0" = "does not reproduce", "3.13/2.15.0" = "does not reproduce"}
 # ///
 
 

@@ -15,7 +15,7 @@
 # seed = 2078700000
 # count = 1
 # status = "open"
-# replay = {"3.11/2.12.0" = "reproduces", "3.12/2.12.0" = "does not reproduce", "3.13/2.12.0" = "does not reproduce", "3.13t/2.12.0" = "does not reproduce", "3.12/2.15.0" = "does not reproduce", "3.14/2.15.0" = "does not reproduce", "3.15/2.15.0" = "does not reproduce", "3.11/2.15.0" = "reproduces"}
+# replay = {"3.11/2.12.0" = "reproduces", "3.12/2.12.0" = "does not reproduce", "3.13/2.12.0" = "does not reproduce", "3.13t/2.12.0" = "does not reproduce", "3.12/2.15.0" = "does not reproduce", "3.14/2.15.0" = "does not reproduce", "3.15/2.15.0" = "does not reproduce", "3.11/2.15.0" = "reproduces", "3.13/2.15.0" = "does not reproduce"}
 # ///
 
 

@@ -15,7 +15,7 @@
 # seed = 314150003
 # count = 1
 # status = "open"
-# replay = {"3.14/2.15.0" = "reproduces", "3.15/2.15.0" = "reproduces"}
+# replay = {"3.14/2.15.0" = "reproduces", "3.15/2.15.0" = "reproduces", "3.13/2.15.0" = "reproduces"}
 # ///
 
 
