@@ -59,12 +59,6 @@ def _loaded_names(nodes: list[ast.AST]) -> set[str]:
     return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
-def _scopes(function: ast.FunctionDef) -> list[ast.AST]:
-    """The functions, lambdas and classes nested in ``function``."""
-    return [n for n in ast.walk(function) if n is not function and isinstance(
-        n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))]
-
-
 def _simple_target(stmt: ast.stmt) -> str | None:
     """The one name a plain assignment ``name = expr`` binds (None otherwise)."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
@@ -74,12 +68,41 @@ def _simple_target(stmt: ast.stmt) -> str | None:
     return None
 
 
+def _assigned_names(stmt: ast.stmt) -> set[str] | None:
+    """The names a plain assignment binds (``x = e``, ``a, b = e``,
+    ``x: T = e``); None for any other statement or target."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        target = stmt.targets[0]
+        elts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+        if all(isinstance(e, ast.Name) for e in elts):
+            return {e.id for e in elts}
+        return None
+    name = _simple_target(stmt)
+    return {name} if name else None
+
+
+def _statement_lists(function: ast.FunctionDef) -> Iterator[list[ast.stmt]]:
+    """Every statement list of ``function`` outside nested functions and
+    classes, the body first."""
+    queue: list[ast.AST] = [function]
+    while queue:
+        node = queue.pop(0)
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            if block and isinstance(block[0], ast.stmt):
+                yield block
+            queue.extend(n for n in block if not isinstance(
+                n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+
+
 def without_dead_assignments(source: str, entry: str = "f") -> str | None:
-    """``source`` with every top-level assignment of the entry function whose
-    name is read nowhere in the function afterwards removed, repeated until
-    none is left (so whole chains go), or None when there is none. A name the
-    function declares ``global`` or ``nonlocal`` is never removed, and a
-    block left empty gets ``pass``."""
+    """``source`` with every assignment in the entry function (at any depth,
+    outside nested functions) whose names the function reads nowhere
+    removed, repeated until none is left (so whole chains go), or None when
+    there is none. A name the function declares ``global`` or ``nonlocal``
+    is never removed, and a block left empty gets ``pass``."""
     tree = ast.parse(source)
     function = _entry(tree, entry)
     if function is None:
@@ -87,18 +110,18 @@ def without_dead_assignments(source: str, entry: str = "f") -> str | None:
     declared = {name for n in ast.walk(function) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
     removed = False
     while True:
-        body = function.body
-        dead = set()
-        for i, stmt in enumerate(body):
-            name = _simple_target(stmt)
-            if name is None or name in declared:
-                continue
-            # read later in the body, or in a nested function, lambda or class
-            # (which may run later, whenever it was defined)
-            if name not in _loaded_names(body[i + 1:]) and name not in _loaded_names(_scopes(function)):
-                dead.add(i)
-        if not dead:
+        loaded = _loaded_names([function])
+        changed = False
+        for block in _statement_lists(function):
+            kept = []
+            for stmt in block:
+                names = _assigned_names(stmt)
+                if names and not names & (loaded | declared):
+                    changed = True
+                    continue
+                kept.append(stmt)
+            block[:] = kept or [ast.Pass()]
+        if not changed:
             break
-        function.body = [s for i, s in enumerate(body) if i not in dead] or [ast.Pass()]
         removed = True
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n" if removed else None
