@@ -219,3 +219,14 @@ def test_the_dataflow_pass_removes_an_operator_chain_in_few_checks():
     assert "t1 " not in result.source and result.lines_after <= 9, result.source
     # without the pass, statement deletion and pysource-minimize take 158 checks to get there
     assert result.passes.get("source/dataflow", [0, 0])[1] >= 1 and result.checks <= 60, result.passes
+
+
+def test_dead_assignments_go_at_any_depth_but_read_or_global_names_stay():
+    from fuzz.reduce.dataflow import without_dead_assignments
+
+    source = ("G = 0\n\ndef f(x):\n    global G\n    a = x + 1\n    with ctx():\n        b = a * 2\n        c, d = b, b\n"
+              "        G = 5\n    try:\n        e = x - 1\n    except ValueError:\n        pass\n    return a\n")
+    out = without_dead_assignments(source)
+    assert "b = " not in out and "c, d" not in out and "e = " not in out, out  # b only fed the dead c, d
+    assert "a = x + 1" in out and "G = 5" in out and "try:\n        pass" in out, out
+    assert without_dead_assignments(out) is None
