@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-__all__ = ["return_tuple_candidates", "without_dead_assignments"]
+__all__ = ["return_tuple_candidates", "without_copies", "without_dead_assignments"]
 
 
 def _entry(tree: ast.Module, entry: str) -> ast.FunctionDef | None:
@@ -125,3 +125,54 @@ def without_dead_assignments(source: str, entry: str = "f") -> str | None:
             break
         removed = True
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n" if removed else None
+
+
+def _local_stores(function: ast.FunctionDef) -> dict[str, int]:
+    """How often each name is bound in ``function`` outside nested scopes
+    (parameters count once)."""
+    counts: dict[str, int] = {}
+    args = function.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+        if a is not None:
+            counts[a.arg] = counts.get(a.arg, 0) + 1
+    queue: list[ast.AST] = list(function.body)
+    while queue:
+        node = queue.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            counts[node.name] = counts.get(node.name, 0) + 1
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            counts[node.id] = counts.get(node.id, 0) + 1
+        queue.extend(ast.iter_child_nodes(node))
+    return counts
+
+
+def without_copies(source: str) -> str | None:
+    """``source`` with each copy ``a = b`` of a function's top-level body
+    (both plain local names, each bound once in the function, neither read
+    in a nested scope nor declared global or nonlocal) removed and ``a`` read
+    as ``b``; None when there is none. ``t2 = t`` / ``return t2`` becomes
+    ``return t``."""
+    tree = ast.parse(source)
+    changed = False
+    for function in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]:
+        stores = _local_stores(function)
+        nested = _loaded_names([n for n in ast.walk(function) if n is not function and isinstance(
+            n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))])
+        declared = {name for n in ast.walk(function) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+        for stmt in list(function.body):
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Name)):
+                continue
+            a, b = stmt.targets[0].id, stmt.value.id
+            if a == b or stores.get(a) != 1 or stores.get(b, 0) > 1 or {a, b} & (nested | declared):
+                continue
+            function.body.remove(stmt)
+            for node in ast.walk(function):
+                if isinstance(node, ast.Name) and node.id == a and isinstance(node.ctx, ast.Load):
+                    node.id = b
+            function.body = function.body or [ast.Pass()]
+            changed = True
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n" if changed else None

@@ -488,15 +488,19 @@ def reduce_statements(oracle: _Oracle, keep: frozenset[str], jobs: int) -> None:
 
 
 def reduce_dataflow(oracle: _Oracle, entry: str) -> None:
-    """The entry function's dead assignments, then chunks of its returned
+    """The entry function's dead assignments and copies (``a = b``), then chunks of its returned
     tuple each with the assignments that leaves dead (fuzz.reduce.dataflow):
     an operator chain goes in a few checks where statement deletion would
     need one per statement. Each candidate is checked; a taken one restarts
     the tuple's chunks from the new best."""
     oracle.current = "source/dataflow"
-    dead = dataflow.without_dead_assignments(oracle.best, entry)
-    if dead is not None:
-        oracle(dead)
+    for rewrite in (lambda s: dataflow.without_dead_assignments(s, entry), dataflow.without_copies):
+        try:
+            candidate = rewrite(oracle.best)
+        except (SyntaxError, ValueError, RecursionError):  # an AST the rewrite cannot handle: no candidate
+            candidate = None
+        if candidate is not None:
+            oracle(candidate)
     while True:
         source = oracle.best
         for candidate in dataflow.return_tuple_candidates(source, entry):

@@ -230,3 +230,13 @@ def test_dead_assignments_go_at_any_depth_but_read_or_global_names_stay():
     assert "b = " not in out and "c, d" not in out and "e = " not in out, out  # b only fed the dead c, d
     assert "a = x + 1" in out and "G = 5" in out and "try:\n        pass" in out, out
     assert without_dead_assignments(out) is None
+
+
+def test_copies_are_propagated_where_both_names_are_bound_once():
+    from fuzz.reduce.dataflow import without_copies
+
+    out = without_copies("def f(x):\n    def g(v):\n        total = v\n        yield total\n    t = next(g(x))\n"
+                         "    t2 = t\n    return t2\n")
+    assert out == "def f(x):\n\n    def g(v):\n        yield v\n    t = next(g(x))\n    return t\n", out
+    assert without_copies("def f(x):\n    y = x\n    x = 2\n    return y\n") is None  # x rebound after the copy
+    assert without_copies("def f(x):\n    y = x\n    def g():\n        return y\n    return g\n") is None
