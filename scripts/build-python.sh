@@ -64,7 +64,9 @@ APTOPTS=(-o "Dir::Etc::SourceList=$APT/etc/sources.list" -o "Dir::Etc::SourcePar
 # Debian's patches relocate site-packages and disable ensurepip, which breaks
 # virtual environments made from a --prefix install. The 3.X and 3.Xt builds
 # share one download.
-pick_orig() { ls "$SOURCES"/python"$MINOR"_"$MINOR".*.orig.tar.* 2>/dev/null | sort -V | tail -n1 || true; }
+# The tarball, never its detached signature (*.orig.tar.xz.asc, shipped beside it since
+# trixie's 3.13.5-2+deb13u5; measured: sort -V put the .asc last and tar refused it).
+pick_orig() { ls "$SOURCES"/python"$MINOR"_"$MINOR".*.orig.tar.* 2>/dev/null | grep -v '\.asc$' | sort -V | tail -n1 || true; }
 ORIG=$(pick_orig)
 if [ -z "$ORIG" ] && [ "$MINOR" = 3.13 ]; then
   # Where an older version of this script left trixie's tarball.
