@@ -1,5 +1,5 @@
-"""Data-flow candidates for the minimiser: a shorter return tuple, and the
-assignments nothing reads any more.
+"""Data-flow candidates for the minimiser: a shorter return tuple, the
+assignments nothing reads any more, copies, and operator calls bypassed.
 
 Operator-heavy programs (fuzz.generate.tensor_graph) are long chains of
 ``t7 = op(t3, t5)`` whose results the entry function returns in one tuple.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-__all__ = ["return_tuple_candidates", "without_copies", "without_dead_assignments"]
+__all__ = ["bypass_sites", "bypassed", "return_tuple_candidates", "without_copies", "without_dead_assignments"]
 
 
 def _entry(tree: ast.Module, entry: str) -> ast.FunctionDef | None:
@@ -150,8 +150,8 @@ def _local_stores(function: ast.FunctionDef) -> dict[str, int]:
 
 
 def without_copies(source: str) -> str | None:
-    """``source`` with each copy ``a = b`` of a function's top-level body
-    (both plain local names, each bound once in the function, neither read
+    """``source`` with each copy ``a = b`` of a function's body or of the
+    ``with``/``try`` blocks in it, never a loop's (both plain local names, each bound once in the function, neither read
     in a nested scope nor declared global or nonlocal) removed and ``a`` read
     as ``b``; None when there is none. ``t2 = t`` / ``return t2`` becomes
     ``return t``."""
@@ -162,17 +162,112 @@ def without_copies(source: str) -> str | None:
         nested = _loaded_names([n for n in ast.walk(function) if n is not function and isinstance(
             n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))])
         declared = {name for n in ast.walk(function) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
-        for stmt in list(function.body):
-            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                    and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Name)):
-                continue
-            a, b = stmt.targets[0].id, stmt.value.id
-            if a == b or stores.get(a) != 1 or stores.get(b, 0) > 1 or {a, b} & (nested | declared):
-                continue
-            function.body.remove(stmt)
-            for node in ast.walk(function):
-                if isinstance(node, ast.Name) and node.id == a and isinstance(node.ctx, ast.Load):
-                    node.id = b
-            function.body = function.body or [ast.Pass()]
-            changed = True
+        for block in list(_blocks_outside_loops(function)):
+            for stmt in list(block):
+                if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                        and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Name)):
+                    continue
+                a, b = stmt.targets[0].id, stmt.value.id
+                if a == b or stores.get(a) != 1 or stores.get(b, 0) > 1 or {a, b} & (nested | declared):
+                    continue
+                block.remove(stmt)
+                for node in ast.walk(function):
+                    if isinstance(node, ast.Name) and node.id == a and isinstance(node.ctx, ast.Load):
+                        node.id = b
+                block[:] = block or [ast.Pass()]
+                changed = True
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n" if changed else None
+
+
+# ---------------------------------------------------------------- operator bypass
+
+def _blocks_outside_loops(function: ast.FunctionDef) -> Iterator[list[ast.stmt]]:
+    """The statement lists of ``function`` that run once per call, in full
+    unless an exception leaves them: its body and the blocks of ``with`` and
+    ``try`` statements in them; never a loop's body, an ``if`` branch (a copy
+    made in a branch not taken is unbound after it) or a nested scope's."""
+    queue: list[list[ast.stmt]] = [function.body]
+    while queue:
+        block = queue.pop(0)
+        yield block
+        for stmt in block:
+            if isinstance(stmt, (ast.With, ast.AsyncWith)):
+                queue.append(stmt.body)
+            elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+                queue += [b for b in (stmt.body, stmt.orelse, stmt.finalbody) if b]
+                queue += [h.body for h in stmt.handlers]
+
+
+def _bypass_sites(function: ast.FunctionDef) -> list[tuple[ast.Assign, str]]:
+    """The assignments ``v = expr`` of ``function`` (any depth outside nested
+    scopes, in statement-list order) whose value is an operation on local
+    values: each with the first local name ``expr`` reads (a parameter or a
+    name the function binds), which the bypass puts in place of ``expr``.
+    A plain copy ``v = w`` is no site (the copy pass handles it)."""
+    local = set(_local_stores(function))
+    sites = []
+    for block in _statement_lists(function):
+        for stmt in block:
+            name = _simple_target(stmt)
+            if name is None or not isinstance(stmt, ast.Assign) or isinstance(stmt.value, (ast.Name, ast.Constant)):
+                continue
+            if any(isinstance(n, (ast.Lambda, ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await))
+                   for n in ast.walk(stmt.value)):
+                continue
+            # the operands in evaluation order (a method call's receiver, then its arguments)
+            reads = [n.id for n in _in_order(stmt.value) if isinstance(n, ast.Name)
+                     and isinstance(n.ctx, ast.Load) and n.id in local]
+            if reads:
+                sites.append((stmt, reads[0]))
+    return sites
+
+
+def _in_order(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes under ``node``, depth first, children in source order."""
+    yield node
+    for child in ast.iter_child_nodes(node):
+        yield from _in_order(child)
+
+
+def bypass_sites(source: str, entry: str = "f") -> int:
+    """How many assignments of the entry function ``bypassed`` can replace."""
+    function = _entry(ast.parse(source), entry)
+    return len(_bypass_sites(function)) if function else 0
+
+
+def bypassed(source: str, chosen: set[int], entry: str = "f") -> str | None:
+    """``source`` with the chosen bypass sites (indices into the entry
+    function's sites, ``bypass_sites``) made copies of their first operand:
+    ``y = torch.sin(x) * w`` becomes ``y = x`` (and ``x = op(x)`` goes), then
+    copies propagated and dead assignments removed, so an operator chain
+    shrinks by one line per bypassed call. None when nothing changes.
+
+    Source of the idea: the "replace a node by one of its children" reduction
+    of C-Reduce and Perses, applied here to the data-flow chains that
+    operator-heavy programs are made of; the oracle decides every candidate
+    (a bypass that changes a shape eager needs is rejected)."""
+    tree = ast.parse(source)
+    function = _entry(tree, entry)
+    if function is None:
+        return None
+    sites = _bypass_sites(function)
+    doomed = []
+    for index in sorted(chosen):
+        if not 0 <= index < len(sites):
+            continue
+        stmt, operand = sites[index]
+        if operand == stmt.targets[0].id:
+            doomed.append(stmt)  # ``x = op(x)`` bypassed is ``x = x``: gone
+        else:
+            stmt.value = ast.Name(id=operand, ctx=ast.Load())
+    if doomed:
+        for block in _statement_lists(function):
+            kept = [s for s in block if not any(s is d for d in doomed)]
+            if len(kept) != len(block):
+                block[:] = kept or [ast.Pass()]
+    if not chosen or not any(0 <= i < len(sites) for i in chosen):
+        return None
+    text = ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+    for rewrite in (without_copies, lambda s: without_dead_assignments(s, entry)):
+        text = rewrite(text) or text
+    return text if text != source else None

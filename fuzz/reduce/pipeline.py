@@ -19,7 +19,9 @@ Three stages, each keeping only candidates that pass the check:
              user's repro, a hypothesmith program): first ``source/statements``,
              our own delta debugging over whole statements, block by block,
              whose candidates of one round are checked in parallel on the
-             workers; then pysource-minimize (AST-level, every candidate
+             workers; then ``source/bypass``, the same over operator calls
+             (``y = op(x)`` becomes ``y = x`` and the copy goes, so a chain
+             whose every result is read still shrinks); then pysource-minimize (AST-level, every candidate
              compiles). pysource-minimize is the default second stage over
              shrinkray: under the same check and a 60 s budget it ended
              smaller (median 28 lines / 249 tokens against shrinkray's 63 / 574
@@ -512,6 +514,40 @@ def reduce_dataflow(oracle: _Oracle, entry: str) -> None:
             return
 
 
+def reduce_bypass(oracle: _Oracle, entry: str, jobs: int) -> None:
+    """Delta debugging over the entry function's operator calls: chunks of its
+    assignments ``y = op(x, ...)`` are bypassed (``y = x``, then copies and
+    dead assignments go: fuzz.reduce.dataflow.bypassed), halves first, down to
+    single calls; the candidates of one chunk size are checked together and
+    the first that holds, in order, is taken, and the chunks restart from the
+    new best. Statement deletion cannot shorten a chain whose every result is
+    read; a bypass keeps it a valid program, and the oracle rejects one that
+    changes a shape eager needs or loses the bug."""
+    oracle.current = "source/bypass"
+    while True:
+        source = oracle.best
+        n = dataflow.bypass_sites(source, entry)
+        progressed = False
+        chunk = max(1, n // 2)
+        while n and chunk >= 1 and not progressed:
+            candidates = []
+            for start in range(0, n, chunk):
+                try:
+                    text = dataflow.bypassed(source, set(range(start, min(n, start + chunk))), entry)
+                except (SyntaxError, ValueError, RecursionError):  # an AST the rewrite cannot handle
+                    text = None
+                if text is not None and size(text) < size(source):
+                    candidates.append(text)
+            step = oracle.batch(jobs)
+            for k in range(0, len(candidates), step):
+                if any(oracle.many(candidates[k:k + step])) and oracle.best != source:
+                    progressed = True
+                    break
+            chunk //= 2
+        if not progressed:
+            return
+
+
 def reduce_with_pysource_minimize(oracle: _Oracle) -> None:
     """pysource-minimize (AST-level) over the best source so far. Its own
     failures end this pass with the best source it reached (0.10.1 asserts
@@ -746,6 +782,7 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
         stages = [s for s in stages if s not in ("source", "tidy")]
     stage("source", lambda: reduce_dataflow(oracle, entry), tidy_at)
     stage("source", lambda: reduce_statements(oracle, keep, jobs), tidy_at)
+    stage("source", lambda: reduce_bypass(oracle, entry, jobs), tidy_at)
     stage("source", lambda: reduce_with_pysource_minimize(oracle), tidy_at)
     stage("tidy", lambda: tidy_passes(oracle, entry, inputs), deadline)
     oracle.confirm_best()

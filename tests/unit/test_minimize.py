@@ -240,3 +240,57 @@ def test_copies_are_propagated_where_both_names_are_bound_once():
     assert out == "def f(x):\n\n    def g(v):\n        yield v\n    t = next(g(x))\n    return t\n", out
     assert without_copies("def f(x):\n    y = x\n    x = 2\n    return y\n") is None  # x rebound after the copy
     assert without_copies("def f(x):\n    y = x\n    def g():\n        return y\n    return g\n") is None
+
+
+# A chain whose every result is read: no assignment is dead, deleting one leaves a NameError.
+READ_CHAIN = ("import torch\n\ndef f(x, w):\n    with torch.enable_grad():\n        t0 = x * w\n"
+              + "".join(f"        t{i + 1} = t{i} * w + {i}\n" for i in range(12))
+              + "        t13 = t12 - 12345\n"
+              + "".join(f"        t{i + 1} = min(t{i}, t{i} + 1) * w\n" for i in range(13, 25))
+              + "    return t25\n\ndef inputs():\n    return (1.0, 1.0)\n")
+
+
+class _Grad:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def runs_with_the_marker(source: str) -> bool:
+    """Eager keeps returning a number that shows the marker operation (as a
+    divergence shows in the returned value)."""
+    namespace: dict = {"_Grad": _Grad}
+    try:
+        exec(compile(source.replace("import torch", "").replace("torch.enable_grad()", "_Grad()"), "case", "exec"),
+             namespace)
+        value = namespace["f"](*namespace["inputs"]())
+    except Exception:  # noqa: BLE001 - any eager failure is a changed behaviour
+        return False
+    return isinstance(value, float) and value < -10000 and "12345" in source
+
+
+def test_the_bypass_pass_shortens_a_chain_whose_every_result_is_read():
+    from fuzz.reduce.dataflow import bypass_sites, without_dead_assignments
+
+    assert without_dead_assignments(READ_CHAIN) is None and bypass_sites(READ_CHAIN) == 26
+    result = minimize_source(READ_CHAIN, runs_with_the_marker, budget_s=60, stages=("source",))
+    assert runs_with_the_marker(result.source)
+    assert result.lines_after <= 6, result.source
+    assert result.passes["source/bypass"][1] >= 1, result.passes
+
+
+def test_a_bypass_puts_the_first_operand_in_place_and_the_copy_goes():
+    from fuzz.reduce.dataflow import bypassed, without_copies
+
+    source = "def f(x, w):\n    y = g(x) * w\n    x = h(x)\n    z = y + w\n    return z\n"
+    # x is rebound after the copy y = x, so the copy stays
+    assert bypassed(source, {0}) == "def f(x, w):\n    y = x\n    x = h(x)\n    z = y + w\n    return z\n"
+    assert bypassed(source.replace("    x = h(x)\n", ""), {0}) == "def f(x, w):\n    z = x + w\n    return z\n"
+    assert bypassed(source, {1}) == "def f(x, w):\n    y = g(x) * w\n    z = y + w\n    return z\n"  # x = h(x) goes
+    assert bypassed(source, {7}) is None
+    # copies go inside with/try blocks too, never in an if branch or a loop
+    assert without_copies("def f(x):\n    with c:\n        y = x\n        z = y + 1\n    return z\n") == \
+        "def f(x):\n    with c:\n        z = x + 1\n    return z\n"
+    assert without_copies("def f(x):\n    if x:\n        y = x\n    return y\n") is None
