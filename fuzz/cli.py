@@ -245,8 +245,28 @@ def _print_run(result: Any, name: str, out: Path) -> int:
         if b["new"]:
             print(f"  NEW {b['kind']:<14} {b['stage']:<9} {b['detail'][:60]:<60} {','.join(b['interpreters']):<22} "
                   f"{b['case'] or '(not filed)'}")
+    for line in _backlog_lines(s.get("backlog") or {}):
+        print(line)
     print(f"report: {out / 'index.html'}")
     return EXIT_FOUND if result.new_buckets else EXIT_OK
+
+
+def _backlog_lines(backlog: dict[str, Any]) -> list[str]:
+    """The end-of-run lines on the corpus backlog (summary.json ``backlog``):
+    the buckets filed from it in this run, then those still waiting there for
+    the next campaign (left unminimised for lack of time); none when both are none."""
+    filed, waiting = backlog.get("filed") or [], backlog.get("buckets") or []
+    lines = []
+    if filed:
+        lines.append(f"backlog: {len(filed)} buckets filed from it in this run")
+        lines += [f"  FILED {f['kind']:<22} {f['id']}  {f['case']}" if f.get("case") else
+                  f"  TRIED {f['kind']:<22} {f['id']}  (tried, not filed: see the log)" for f in filed]
+    if waiting:
+        lines.append(f"backlog: {backlog.get('waiting', len(waiting))} buckets wait in {backlog.get('path')} "
+                     f"(no time to minimise them; the next campaign files them first)")
+        lines += [f"  WAITS {w['kind']:<22} {w['id']}  {w.get('backend', '')}, left by {w.get('campaigns', 1)} "
+                  f"campaigns since {w.get('first_seen', '?')}" for w in waiting]
+    return lines
 
 
 class _progress_display:
@@ -443,7 +463,8 @@ def _bisect(case: str, program: Program, meta: dict[str, Any], interps: list[int
 
 
 def cmd_triage(args: argparse.Namespace) -> int:
-    """The interpreter x backend (x torch release) matrix of one case; exit 0."""
+    """The interpreter x backend (x torch release) matrix of one case, compiled
+    with the compile settings its table records; exit 0."""
     from fuzz.triage import matrix
     from fuzz.campaign import torch_envs
 
@@ -453,11 +474,14 @@ def cmd_triage(args: argparse.Namespace) -> int:
     program, meta = load_case(args.case)
     device, fullgraph = _case_settings(args, meta)
     backends = parse_backends(args.backend)
+    settings = _compile_settings(meta)  # as repro and minimize run it
     interps = check_device(device, interpreters.parse_list(args.python))
-    run = matrix.pool_runner(program, device=device, fullgraph=fullgraph, log_dir=Path(args.log_dir))
+    run = matrix.pool_runner(program, device=device, fullgraph=fullgraph, log_dir=Path(args.log_dir),
+                             settings=settings)
     result = matrix.triage(
         args.case, run, interps, backends, target=matrix.target_of(meta), releases=releases, bisect=args.bisect,
-        env_for=lambda interp, release: torch_envs.ensure_env(interp, release, index_url=args.index_url))
+        env_for=lambda interp, release: torch_envs.ensure_env(interp, release, index_url=args.index_url),
+        settings=settings)
     _print_result(args, result, matrix)
     return EXIT_OK
 

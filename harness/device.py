@@ -25,6 +25,7 @@ from typing import Any
 
 from harness import compare
 from harness.outcome import Outcome, Phase, Verdict
+from harness.settings import CompileSettings
 from harness.tracebacks import cause_chain
 
 # Devices ``run_program`` accepts.
@@ -139,7 +140,9 @@ def is_fault_outcome(outcome: Outcome) -> bool:
 
 def fault_reply(request: dict[str, Any], exc: BaseException, interpreter: str) -> dict[str, Any] | None:
     """The worker's reply when a CUDA fault escaped ``run_program`` (the
-    ``crash`` outcome, ``"retiring": true``), or None for any other exception."""
+    ``crash`` outcome, ``"retiring": true``), or None for any other exception.
+    The outcome carries the request's compile settings, as ``run_program``'s
+    would (none for the concurrency run, which ignores them)."""
     from harness.program import Program
 
     if not fault_text(exc):
@@ -148,8 +151,13 @@ def fault_reply(request: dict[str, Any], exc: BaseException, interpreter: str) -
         program_id = Program.from_json(request["program"]).program_id
     except Exception:
         program_id = ""
+    try:
+        settings = CompileSettings() if request.get("threads") else CompileSettings.from_json(request.get("compile"))
+    except (TypeError, ValueError):  # a malformed request still gets its crash reply
+        settings = CompileSettings()
     outcome = Outcome(program_id=program_id, interpreter=interpreter, backend=str(request.get("backend", "")),
-                      device=str(request.get("device", "cpu")), fullgraph=bool(request.get("fullgraph", False)))
+                      device=str(request.get("device", "cpu")), fullgraph=bool(request.get("fullgraph", False)),
+                      threads=int(request.get("threads") or 0), compile_settings=settings)
     what = fault_text(exc)
     record_fault(outcome, CudaFault(what, fault_site(exc), "".join(traceback.format_exception(exc))[-4000:]),
                  Phase.HARNESS)

@@ -389,7 +389,8 @@ class Campaign:
                                          self.clock() - started_s - float(case.stats["elapsed_s"]))
                     self.confirm_measured = True
                 done.append(finding.signature.key)
-                self._record_filing(finding, program, case, filed)
+                self._record_filing(finding, program, case, filed,
+                                    from_backlog=finding.signature.key in waiting and self._is_new_bucket(finding))
         finally:
             backlog.update(config.corpus_dir, unfiled=left, done=done,
                            now=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
@@ -404,8 +405,10 @@ class Campaign:
         CONFIRM_ESTIMATE_S) and a tenth for the last check's overrun."""
         return max(0.3 * share_s, 0.9 * share_s - self.confirm_s)
 
-    def _record_filing(self, finding: Finding, program: Program, case: Any, filed: set[str]) -> None:
-        """Record what filing ``finding`` came to (a FiledCase) in the database and the summary."""
+    def _record_filing(self, finding: Finding, program: Program, case: Any, filed: set[str], *,
+                       from_backlog: bool = False) -> None:
+        """Record what filing ``finding`` came to (a FiledCase) in the database and
+        the summary (``from_backlog``: a bucket an earlier campaign left in the backlog)."""
         stats = dict(case.stats)
         path = str(case.path) if case.filed else None
         # a filed case's signature carries its program's language features
@@ -422,7 +425,8 @@ class Campaign:
                 self.progress.new_buckets += int(is_new)
             self.db.record_case(refined, path, **stats)
         filed.add(refined)
-        self.minimised.append({"id": finding.signature.id, **stats, "case": path,
+        self.minimised.append({"id": finding.signature.id, "kind": finding.signature.kind.value, **stats,
+                               "case": path, "from_backlog": from_backlog,
                                "standalone": dict(case.standalone) if case.standalone is not None else None})
 
     def _attribute_new(self) -> None:

@@ -6,6 +6,14 @@ that showed them, so they are not lost with the campaign's own database, and
 the next campaign that sees one of them minimises it before anything else.
 A bucket leaves the backlog when a campaign files it (or finds it known).
 
+Several campaigns may share one corpus (shards run at the same time): an
+update is a read-merge-write under ``fcntl.flock`` on ``.backlog.lock`` beside
+the file (harness.casefile.locked), merging by bucket id with what the file
+holds at that moment and removing only the buckets the caller filed, then
+replacing the file in one rename of a temp file (``.backlog.*.tmp``); so no
+campaign's entries are lost to another's write, and a reader never sees a
+partial file. Both helper files are git-ignored (corpus/.gitignore).
+
 Format (JSON, keys sorted)::
 
     {"version": 1,
@@ -20,11 +28,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
+from harness import casefile
 from harness.program import Program, ProgramError
 from fuzz.errors import CorpusError
 from fuzz.triage.signature import Finding, Signature
@@ -77,8 +85,8 @@ def load(corpus_dir: Path) -> dict[str, BacklogEntry]:
 
 def save(corpus_dir: Path, entries: dict[str, BacklogEntry]) -> None:
     """Write ``entries`` as the backlog (atomically: a temp file renamed);
-    no file at all when there are none. Raises CorpusError if it cannot be
-    written."""
+    no file at all when there are none. The caller holds the lock (``update``
+    does). Raises CorpusError if it cannot be written."""
     path = backlog_path(corpus_dir)
     try:
         if not entries:
@@ -86,24 +94,40 @@ def save(corpus_dir: Path, entries: dict[str, BacklogEntry]) -> None:
             return
         text = json.dumps({"version": FORMAT_VERSION,
                            "buckets": {k: entries[k].to_json() for k in sorted(entries)}}, indent=1, sort_keys=True)
-        fd, tmp = tempfile.mkstemp(prefix=".backlog-", dir=path.parent)
-        with os.fdopen(fd, "w") as f:
-            f.write(text + "\n")
-        os.replace(tmp, path)
+        casefile.atomic_write(path, text + "\n")
     except OSError as e:
         raise CorpusError(f"cannot write the backlog {path}: {e}; check that the corpus folder is writable") from e
 
 
 def update(corpus_dir: Path, *, unfiled: Iterable[tuple[Finding, Program]], done: Iterable[str], now: str) -> None:
     """Add the buckets ``unfiled`` (a bucket already there keeps its program
-    and first sighting, and counts one more campaign) and remove the keys
-    ``done`` (filed, or found known); ``now``: the campaign's time, ISO 8601."""
-    entries = load(corpus_dir)
-    for key in done:
-        entries.pop(key, None)
-    for finding, program in unfiled:
-        key = finding.signature.key
-        old = entries.get(key)
-        entries[key] = dataclasses.replace(old, last_seen=now, campaigns=old.campaigns + 1) if old else \
-            BacklogEntry(finding, program, now, now)
-    save(corpus_dir, entries)
+    and first sighting, and counts one more campaign) and remove the buckets
+    ``done`` (signature keys this campaign filed, tried, or found known);
+    ``now``: the campaign's time, ISO 8601. A locked read-merge-write (module
+    docstring): buckets other campaigns wrote since this one read the backlog
+    stay, a bucket is matched by its id (``Signature.id``). Raises CorpusError
+    if the backlog cannot be written."""
+    path = backlog_path(corpus_dir)
+    done_ids = {Signature.parse(key).id for key in done}
+    try:
+        with casefile.locked(path):
+            entries = load(corpus_dir)  # as it is now, under the lock: other campaigns' writes included
+            entries = {k: e for k, e in entries.items() if e.finding.signature.id not in done_ids}
+            by_id = {e.finding.signature.id: k for k, e in entries.items()}
+            for finding, program in unfiled:
+                key = by_id.setdefault(finding.signature.id, finding.signature.key)
+                old = entries.get(key)
+                entries[key] = dataclasses.replace(old, last_seen=now, campaigns=old.campaigns + 1) if old \
+                    else BacklogEntry(finding, program, now, now)
+            save(corpus_dir, entries)
+    except OSError as e:  # the lock file (save raises CorpusError itself)
+        raise CorpusError(f"cannot lock the backlog {path}: {e}; check that the corpus folder is writable") from e
+
+
+def describe(entries: dict[str, BacklogEntry]) -> list[dict[str, Any]]:
+    """The backlog's buckets as reports list them, oldest first:
+    ``{"id", "kind", "signature", "backend", "first_seen", "last_seen", "campaigns"}``."""
+    rows = [{"id": e.finding.signature.id, "kind": e.finding.signature.kind.value, "signature": key,
+             "backend": e.finding.backend, "first_seen": e.first_seen, "last_seen": e.last_seen,
+             "campaigns": e.campaigns} for key, e in entries.items()]
+    return sorted(rows, key=lambda r: (r["first_seen"], r["id"]))

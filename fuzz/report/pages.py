@@ -79,7 +79,8 @@ def render_markdown(summary: dict) -> str:
 
     Sections: headline (programs, runs, elapsed in seconds, programs/s, new
     buckets), verdict counts, interpreters, programs/s per backend, buckets,
-    and minimisation statistics when ``summary["minimised"]`` is present.
+    minimisation statistics when ``summary["minimised"]`` is present, and the
+    corpus backlog (filed from it, still waiting) when it is not empty.
     ``|`` and HTML metacharacters in table cells are escaped.
     """
     lines = [f"## tcfuzz campaign {_md(summary.get('campaign', '?'))}", "", _headline(summary), ""]
@@ -129,7 +130,36 @@ def render_markdown(summary: dict) -> str:
     if summary.get("minimised"):
         lines.append("### Minimised")
         table(_MINIMISED_HEADER, _minimised_rows(summary["minimised"]))
+    lines += _backlog_lines(summary.get("backlog") or {})
     return "\n".join(lines)
+
+
+def _backlog_lines(backlog: dict) -> list[str]:
+    """summary.md's backlog section (summary.json ``backlog``): how many
+    buckets were filed from the corpus backlog in this campaign and how many
+    still wait there, each as a table row; nothing when both are none."""
+    waiting, filed = backlog.get("buckets") or [], backlog.get("filed") or []
+    if not waiting and not filed:
+        return []
+
+    def table(header: list[str], rows: list[list[object]]) -> list[str]:
+        return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+                *("| " + " | ".join(_md(c) for c in row) + " |" for row in rows), ""]
+
+    lines = ["### Backlog", "",
+             f"{len(filed)} buckets filed from the backlog in this campaign; {backlog.get('waiting', len(waiting))} "
+             f"wait in `{backlog.get('path') or 'backlog.json'}` (left unminimised for lack of time; the next "
+             f"campaign files them first).", ""]
+    if filed:
+        lines += ["Filed from the backlog:", ""] + table(
+            ["id", "kind", "case"], [[f.get("id", ""), f.get("kind", ""), f.get("case") or "(not filed)"]
+                                     for f in filed])
+    if waiting:
+        lines += ["Waiting:", ""] + table(
+            ["id", "kind", "backend", "first seen", "campaigns"],
+            [[w.get("id", ""), w.get("kind", ""), w.get("backend", ""), w.get("first_seen", ""),
+              w.get("campaigns", "")] for w in waiting])
+    return lines
 
 
 def _standing_label(bucket: dict) -> str:

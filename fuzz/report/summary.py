@@ -16,6 +16,7 @@ from typing import Any
 from harness import casefile
 from harness.outcome import Outcome, Verdict
 from fuzz.campaign.database import CampaignDB
+from fuzz.corpus import backlog
 from fuzz.errors import UsageError
 from fuzz.report import pages
 from fuzz.triage.signature import interpreter_order
@@ -89,9 +90,27 @@ def build_summary(db: CampaignDB, *, name: str, started: datetime.datetime, fini
         "new_buckets": sum(1 for b in buckets if b["new"] and b["case"]),
         "new_signatures": sum(1 for b in buckets if b["new"]),
         "minimised": minimised or [],
+        "backlog": backlog_summary(config.get("corpus_dir"), minimised or []),
         # per construct: programs using it, how many found new behaviour, how
         # many produced a bucket (fuzz.generate.feedback)
         "features": meta.get("feedback", {}).get("features", {}),
+    }
+
+
+def backlog_summary(corpus_dir: str | None, minimised: list[dict[str, Any]]) -> dict[str, Any]:
+    """``summary.json``'s ``backlog``: the buckets waiting in the corpus
+    backlog now (fuzz.corpus.backlog: left unminimised for lack of time, filed
+    first by the next campaign) and those this campaign took from it.
+    ``{"path", "waiting": N, "buckets": [{"id", "kind", "signature", "backend",
+    "first_seen", "last_seen", "campaigns"}], "filed": [{"id", "kind", "case"}]}``,
+    ``case`` None where it was tried and not filed."""
+    entries = backlog.load(Path(corpus_dir)) if corpus_dir else {}
+    return {
+        "path": str(backlog.backlog_path(Path(corpus_dir))) if corpus_dir else "",
+        "waiting": len(entries),
+        "buckets": backlog.describe(entries),
+        "filed": [{"id": m.get("id", ""), "kind": m.get("kind", ""), "case": m.get("case")}
+                  for m in minimised if m.get("from_backlog")],
     }
 
 

@@ -102,15 +102,17 @@ def load(corpus_dir: Path) -> KnownIssues:
 def standing(bucket: Mapping[str, Any], known: KnownIssues, case_status: str = "") -> Standing:
     """The Standing of a summary bucket (``id``, ``kind``, ``detail``,
     ``new``); ``case_status``: its corpus case's ``status`` ("fixed" counts
-    as fixed since)."""
+    as fixed since). A bucket whose id ``merged`` maps to another case is
+    that case's: never new."""
     if bucket.get("kind") in ("graph-break", "graph-break-regression") and \
             str(bucket.get("detail", "")).split(" [absent on ", 1)[0] in known.limitations:
         return Standing.LIMITATION
-    issue = known.issue_of(str(bucket.get("id", "")))
+    bucket_id = str(bucket.get("id", ""))
+    issue = known.issue_of(bucket_id)
     if (issue is not None and issue.state == "fixed") or case_status == "fixed":
         return Standing.FIXED_SINCE
-    if bucket.get("new") and issue is None:
-        return Standing.NEW
+    if bucket.get("new") and issue is None and known.resolve(bucket_id) == bucket_id:
+        return Standing.NEW  # an old id merged into a corpus case is that case's bucket: known
     return Standing.KNOWN_OPEN
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from harness.backends import ladder_rank
 from harness.outcome import Outcome, Verdict
 from harness.program import Program
+from harness.settings import CompileSettings
 from fuzz.campaign.interpreters import Interpreter
 from fuzz.triage.signature import PLANTED_GB_TYPES, Kind, Signature, causes, findings
 
@@ -224,6 +225,8 @@ class TriageResult:
     cells: list[Cell]
     releases: list[str] = dataclasses.field(default_factory=list)
     bisection: Bisection | None = None
+    # how torch.compile was called in every cell (a case's table's ``compile``)
+    settings: CompileSettings = dataclasses.field(default_factory=CompileSettings)
 
     def cells_for(self, release: str = "") -> list[Cell]:
         return [c for c in self.cells if c.torch == release]
@@ -272,7 +275,7 @@ class TriageResult:
         """A JSON-ready dict: case, axes, target, pattern(s), bisection and every cell."""
         return {
             "case": self.case, "interpreters": self.interpreters, "backends": self.backends,
-            "torch": self.releases, "target": self.target,
+            "torch": self.releases, "target": self.target, "compile": self.settings.to_json(),
             "pattern": self.summary(), "patterns": self.patterns(), "changes": self.changes(),
             "bisect": dataclasses.asdict(self.bisection) if self.bisection else None,
             "cells": [c.to_json() for c in self.cells],
@@ -287,15 +290,20 @@ class TriageResult:
 MatrixRunner = Callable[[list[Interpreter], list[str]], tuple]
 
 
-def pool_runner(program: Program, *, device: str, fullgraph: bool, log_dir: Path) -> MatrixRunner:
-    """A MatrixRunner on a fresh WorkerPool per call (one worker per interpreter)."""
+def pool_runner(program: Program, *, device: str, fullgraph: bool, log_dir: Path,
+                settings: CompileSettings | None = None) -> MatrixRunner:
+    """A MatrixRunner on a fresh WorkerPool per call (one worker per
+    interpreter), compiling with ``settings`` (a case's ``compile`` table;
+    None: torch.compile's defaults) in every cell."""
     from fuzz.campaign.workers import Task, WorkerPool
+
+    settings = settings or CompileSettings()
 
     def run(interps: list[Interpreter], backends: list[str]) -> tuple[list[Outcome], dict[str, str]]:
         with WorkerPool(interps, jobs=1, log_dir=log_dir) as pool:
             info = pool.start()
             refused = {name: i.compile_refused for name, i in info.items() if i.compile_refused}
-            outcomes = pool.run_all(Task(program, i.name, b, device, fullgraph)
+            outcomes = pool.run_all(Task(program, i.name, b, device, fullgraph, settings=settings)
                                     for i in interps if i.name not in refused for b in backends)
         return outcomes, {name: i.torch for name, i in info.items()}, refused
 
@@ -304,19 +312,22 @@ def pool_runner(program: Program, *, device: str, fullgraph: bool, log_dir: Path
 
 def triage(case: str, run: MatrixRunner, interps: list[Interpreter], backends: list[str], *,
            target: tuple[str, str] | None = None, releases: Sequence[str] = (), bisect: bool = False,
-           env_for: Callable[[Interpreter, str], Any] | None = None) -> TriageResult:
+           env_for: Callable[[Interpreter, str], Any] | None = None,
+           settings: CompileSettings | None = None) -> TriageResult:
     """Run the matrix and name its pattern.
 
     Without ``releases`` the interpreters run in their own envs. With them,
     ``env_for(interpreter, release)`` gives a ``torch_envs.TorchEnv`` (default
     ``torch_envs.ensure_env``); every release is run, or with ``bisect`` only
-    those a binary search needs. Raises HarnessError when a worker cannot
-    start or an env cannot be made for a reason other than a missing wheel.
+    those a binary search needs. ``settings``: the compile settings ``run``
+    compiles with (``pool_runner``'s), recorded in the result and its
+    rendering. Raises HarnessError when a worker cannot start or an env
+    cannot be made for a reason other than a missing wheel.
     """
     names = [i.name for i in interps]
     result = TriageResult(case=case, interpreters=names, backends=list(backends),
                           target=f"{target[0]}: {target[1]}" if target else "any bug verdict",
-                          cells=[], releases=list(releases))
+                          cells=[], releases=list(releases), settings=settings or CompileSettings())
     if not releases:
         outcomes, versions, refused = _unpack(run(interps, list(backends)))
         cells = cells_of(outcomes, target) + _unsupported(refused, backends, versions)
@@ -454,6 +465,8 @@ def _rows(result: TriageResult, detail_chars: int | None) -> tuple[list[str], li
 
 def _footer(result: TriageResult) -> list[str]:
     lines = [f"looking for: {result.target} (cells marked *)"]
+    if not result.settings.is_default:
+        lines.append(f"compile settings: {result.settings.describe()}")
     patterns = result.patterns()
     if list(patterns) == [""]:
         lines.append(f"pattern: {patterns['']}")

@@ -271,13 +271,27 @@ class FirstDifference:
 
 def break_sequence(outcome: Outcome) -> list[tuple[int, str]]:
     """An outcome's graph breaks in the order Dynamo reported them, as (user
-    line, normalised gb_type), planted ones left out."""
+    line, normalised gb_type), planted ones left out.
+
+    A break without a user line (line 0: Dynamo counted it but did not log it
+    with a user stack, harness.observe) takes the line of the run's break of
+    the same gb_type where the run has exactly one such line: Dynamo counted
+    that one break twice (as a graph break and as an unimplemented frame) and
+    logged it once. Otherwise it is left out: its line is not in the data (the
+    case seen is a generator's own frame, "Attempt to trace generator",
+    refused when it runs eagerly after a break in its caller, so its cause is
+    that earlier break), and line 0 would order it before every real break."""
     seq = []
     for gb in outcome.graph_breaks:
         gb_type = normalise(gb.gb_type or gb.reason)
         if gb_type and gb_type not in PLANTED_GB_TYPES:
             seq.append((gb.lineno, gb_type))
-    return seq
+    lines: dict[str, set[int]] = {}
+    for lineno, gb_type in seq:
+        if lineno:
+            lines.setdefault(gb_type, set()).add(lineno)
+    return [(lineno or next(iter(lines[gb_type])), gb_type) for lineno, gb_type in seq
+            if lineno or len(lines.get(gb_type, ())) == 1]
 
 
 def first_difference(outcomes: Iterable[Outcome]) -> FirstDifference | None:
@@ -286,11 +300,14 @@ def first_difference(outcomes: Iterable[Outcome]) -> FirstDifference | None:
     every interpreter broke the same way.
 
     The breaks every interpreter has (the same user line and gb_type, as
-    often) are left out of each sequence; what remains is where they differ.
-    The first remaining break of each interpreter is a candidate, and the
-    earliest by user line (then gb_type) is the finding: every other
+    often) are left out of each sequence (``break_sequence``: breaks without
+    a user line are placed or left out there); what remains is where they
+    differ. The first remaining break of each interpreter is a candidate, and
+    the earliest by user line (then gb_type) is the finding: every other
     remaining break, on any interpreter, is a consequence (not reached, or
-    reached in another frame)."""
+    reached in another frame), but for breaks of the finding's own gb_type,
+    which repeat the finding (the same break counted again, or met again in a
+    loop or another frame) and are not listed."""
     seqs = {o.interpreter: break_sequence(o) for o in outcomes}
     if len(seqs) < 2 or len({tuple(v) for v in seqs.values()}) <= 1:
         return None
@@ -305,10 +322,12 @@ def first_difference(outcomes: Iterable[Outcome]) -> FirstDifference | None:
                 left[entry] -= 1
             else:
                 rest[name].append(entry)
+    if not any(rest.values()):
+        return None  # the same breaks in another order: no difference to name
     lineno, gb_type = min(v[0] for v in rest.values() if v)
     interps = tuple(sorted((n for n, v in rest.items() if v and v[0] == (lineno, gb_type)), key=interpreter_order))
     consequences = tuple(sorted({f"{n}: {g} at line {line}" for n, v in rest.items()
-                                 for k, (line, g) in enumerate(v) if not (k == 0 and n in interps)},
+                                 for line, g in v if g != gb_type},
                                 key=lambda text: (interpreter_order(text.split(":", 1)[0]), text)))
     return FirstDifference(gb_type, lineno, interps, consequences)
 

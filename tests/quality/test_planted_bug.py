@@ -45,9 +45,8 @@ def test_planted_wrong_backend_is_found_minimised_and_reproducible(tmp_path, ava
     assert filed, summary["buckets"]
     for bucket in filed:
         text = open(bucket["case"]).read()
-        # 16, not 15, since compile settings are drawn (issue 17): the filed generator case keeps one
-        # line more (measured 16 twice on a loaded machine); issue 18 wants 12, see the session note
-        assert render.code_lines(render.program_body(text)) <= 16, text
+        # measured with the operator bypass (source/bypass), at a load of 4-5 on 2 cores: 5 and 14
+        assert render.code_lines(render.program_body(text)) <= 15, text
         program, meta = store.read_case(Path(bucket["case"]))
         assert meta["signature"] == bucket["signature"] and meta["backend"] == "tcfuzz_add_one"
         for name in bucket["interpreters"]:

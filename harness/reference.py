@@ -1,0 +1,110 @@
+"""The float64 reference run's lifting of the program's own constants.
+
+torch's accuracy rule (``torch._dynamo.utils.same(..., fp64_ref=...)``) needs
+the value computed again in float64. torch's benchmark runner makes that run
+with ``cast_to_fp64(model, inputs)`` (``benchmarks/dynamo/common.py``): the
+model's parameters and buffers are lifted as well as the inputs. A tcfuzz
+program has no model object: its constants are written in its text, such as
+``torch.linspace(-1.0, 1.0, 20, dtype=torch.bfloat16)`` as a ``linear``
+weight, a ``batch_norm`` running mean or an ``nn.Module`` parameter, and a
+run with only the inputs lifted (``harness.inputs.to_fp64``) meets them with
+a float64 operand and raises ("expected m1 and m2 to have the same dtype",
+"mixed dtype (CPU): expect parameter to have scalar type of Float"). Without
+a reference the oracle falls back to ``allclose`` alone, and every fused
+half-precision kernel that rounds once instead of per op is a false alarm.
+
+``lifted()`` is the counterpart of the model cast for program text: while
+it is active, a torch call that mixes float64 tensors with float16,
+bfloat16 or float32 ones gets those operands lifted to float64 first. What
+the program writes into keeps its dtype (the tensor an in-place method or
+``__setitem__`` updates, an ``out=`` buffer), and calls with no float64
+operand (a factory, the program's own ``.to(torch.float16)``) are untouched,
+so the reference runs the program's own casts, as the benchmark runner's
+float64 model does. Integer, bool and complex tensors are never lifted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# dtype names lifted where a call mixes them with float64 (harness.inputs lifts the same).
+LIFTED_DTYPES = ("float16", "bfloat16", "float32")
+# Methods that write into their first argument although their name has no
+# trailing underscore (the in-place operators and item assignment).
+_WRITES_SELF = frozenset({"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
+                          "__imod__", "__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__",
+                          "__imatmul__"})
+# Keyword arguments a call writes into.
+_WRITTEN_KWARGS = frozenset({"out"})
+
+_MODE_CLASS: Any = None
+
+
+def _dtype_name(value: Any) -> str:
+    return str(value.dtype).removeprefix("torch.")
+
+
+def _tensors(values: Any) -> list:
+    """The tensors among ``values`` and one level of lists/tuples in them (``torch.cat([a, b])``)."""
+    import torch
+
+    found = []
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            found.append(v)
+        elif isinstance(v, (list, tuple)):
+            found.extend(x for x in v if isinstance(x, torch.Tensor))
+    return found
+
+
+def _lift(value: Any) -> Any:
+    """``value`` as float64 if it is a tensor of a LIFTED_DTYPES dtype (lists and tuples element-wise)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.to(torch.float64) if _dtype_name(value) in LIFTED_DTYPES else value
+    if isinstance(value, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in value):
+        return type(value)(_lift(x) for x in value)
+    return value
+
+
+def writes_first_argument(func: Any) -> bool:
+    """True if torch function ``func`` updates its first argument in place
+    (``Tensor.add_``, ``Tensor.clamp_``, ``Tensor.__setitem__``, ``Tensor.__iadd__``)."""
+    name = getattr(func, "__name__", "") or ""
+    return name in _WRITES_SELF or (name.endswith("_") and not name.endswith("__"))
+
+
+def lift_arguments(func: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """``args`` and ``kwargs`` of a call of ``func`` with the float16,
+    bfloat16 and float32 tensors lifted to float64 where some operand is a
+    float64 tensor; unchanged otherwise. The tensor an in-place method
+    updates and an ``out=`` buffer are never lifted."""
+    tensors = _tensors(list(args) + list(kwargs.values()))
+    if not any(_dtype_name(t) == "float64" for t in tensors) or not any(
+            _dtype_name(t) in LIFTED_DTYPES for t in tensors):
+        return args, kwargs
+    keep = 1 if args and writes_first_argument(func) else 0
+    lifted_args = tuple(args[:keep]) + tuple(_lift(a) for a in args[keep:])
+    lifted_kwargs = {k: v if k in _WRITTEN_KWARGS else _lift(v) for k, v in kwargs.items()}
+    return lifted_args, lifted_kwargs
+
+
+def lifted() -> Any:
+    """A context manager (a ``torch.overrides.TorchFunctionMode``) under which
+    calls mixing float64 with lower-precision float tensors run with those
+    lifted to float64 (``lift_arguments``). For the float64 reference run only."""
+    global _MODE_CLASS
+    if _MODE_CLASS is None:
+        from torch.overrides import TorchFunctionMode
+
+        class LiftToFloat64(TorchFunctionMode):
+            """See harness.reference. torch disables the mode inside its own
+            ``__torch_function__``, so the lifting ``.to`` calls are not seen."""
+
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                args, kwargs = lift_arguments(func, tuple(args), dict(kwargs or {}))
+                return func(*args, **kwargs)
+
+        _MODE_CLASS = LiftToFloat64
+    return _MODE_CLASS()
