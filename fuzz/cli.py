@@ -719,6 +719,9 @@ def build_parser() -> argparse.ArgumentParser:
     cov.add_argument("--backend", default="eager", choices=("eager", "inductor"),
                      help="compile with this for line coverage (default eager); inductor also reports aten_ops "
                           "and the line coverage of torch/_inductor and torch/_functorch")
+    cov.add_argument("--default-compile", action="store_true",
+                     help="compile every program with torch.compile's defaults (default: the settings a "
+                          "campaign draws for each program's seed: dynamic, marked dims, max-autotune, config keys)")
     cov.add_argument("--json", action="store_true", help="print JSON: {interpreters: {name: {...}}}")
     cov.set_defaults(func=cmd_coverage)
     return parser
@@ -736,7 +739,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         raise UsageError(f"Expected --programs to be at least 1 but got --programs {args.programs}")
     measured = coverage.measure(interpreters.parse_list(args.python), programs=args.programs,
                                 generator=args.generator, seed=args.seed, lines=not args.no_lines,
-                                backend=args.backend)
+                                backend=args.backend, vary_compile=not args.default_compile)
     if args.json:
         print(json.dumps(coverage.as_json(measured)))
     else:

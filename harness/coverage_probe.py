@@ -172,11 +172,16 @@ def _aten_names(gm: Any) -> set[str]:
 
 
 def run_compiled(source: str, index: int, timeout_s: float, workdir: str,
-                 backend: str = "eager", recorder: OpRecorder | None = None) -> str:
+                 backend: str = "eager", recorder: OpRecorder | None = None,
+                 settings: dict[str, Any] | None = None) -> str:
     """Run one program's entry compiled with ``backend`` ("eager", or the
-    ``recorder`` for "inductor"); the outcome as a word."""
+    ``recorder`` for "inductor") and ``settings`` (harness.settings'
+    CompileSettings as JSON, the ones a campaign draws for the program;
+    None: torch.compile's defaults); the outcome as a word."""
     import torch
     import torch._dynamo
+
+    from harness.settings import CompileSettings
 
     torch._dynamo.reset()
     # Dynamo imports a frame's module by name and reads its source file, as
@@ -192,10 +197,13 @@ def run_compiled(source: str, index: int, timeout_s: float, workdir: str,
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             exec(compile(source, path, "exec"), module.__dict__)
-            compiled = torch.compile(module.f, backend=recorder if recorder is not None else backend)
-            for _ in range(CALLS):
-                torch.manual_seed(0)
-                compiled(*module.inputs())
+            drawn = CompileSettings.from_json(settings)
+            compiled = drawn.compile(module.f, backend=recorder if recorder is not None else backend,
+                                     fullgraph=False)
+            with drawn.patched():
+                for _ in range(CALLS):
+                    torch.manual_seed(0)
+                    compiled(*module.inputs())
         return "ok"
     except _Timeout:
         return "timeout"
@@ -213,8 +221,9 @@ def run_compiled(source: str, index: int, timeout_s: float, workdir: str,
 
 
 def measure_lines(sources: list[str], timeout_s: float, data_file: str, start: int = 0,
-                  backend: str = "eager") -> None:
+                  backend: str = "eager", settings: list[dict[str, Any]] | None = None) -> None:
     """Run ``sources[start:]`` compiled with ``backend`` (a key of ``BACKENDS``)
+    and ``settings[k]`` for program k (compile settings as JSON; None: the defaults)
     with the line coverage of its torch folders collected into ``data_file`` (one file per process:
     ``coverage``'s data suffix), saved after every program so that a program
     that kills the process (a segfault in Dynamo) loses only itself.
@@ -250,7 +259,8 @@ def measure_lines(sources: list[str], timeout_s: float, data_file: str, start: i
                 print(f"{PROGRESS} {index}", file=sys.stderr, flush=True)
                 recorder = OpRecorder() if backend == "inductor" else None
                 with recorder.recording() if recorder is not None else contextlib.nullcontext():
-                    word = run_compiled(sources[index], index, timeout_s, workdir, backend, recorder)
+                    word = run_compiled(sources[index], index, timeout_s, workdir, backend, recorder,
+                                        settings[index] if settings else None)
                 cov.save()
                 entry: dict[str, Any] = {"program": index, "outcome": word}
                 if recorder is not None:
@@ -329,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="run the programs for line coverage of torch/_dynamo, into DATA_FILE (see measure_lines)")
     parser.add_argument("--start", type=int, default=0, help="with --lines-only: the first program to run")
     parser.add_argument("--report", metavar="DATA_FILE", help="only print the line coverage of DATA_FILE's data")
+    parser.add_argument("--settings", metavar="JSON_FILE",
+                        help="with --lines-only: a list of compile settings, one per program (harness.settings)")
     parser.add_argument("--backend", choices=sorted(BACKENDS), default="eager",
                         help="with --lines-only and --report: the backend compiled with and the folders measured")
     args = parser.parse_args(argv)
@@ -340,7 +352,11 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.programs) as fh:
         sources = json.load(fh)
     if args.lines_only:
-        measure_lines(sources, args.timeout_s, args.lines_only, args.start, args.backend)
+        settings = None
+        if args.settings:
+            with open(args.settings) as fh:
+                settings = json.load(fh)
+        measure_lines(sources, args.timeout_s, args.lines_only, args.start, args.backend, settings)
         return 0
     sys.stdout.write(json.dumps(census(sources)) + "\n")
     return 0

@@ -24,9 +24,10 @@ from typing import Any
 from fuzz.errors import HarnessError
 from fuzz.campaign.interpreters import ROOT, Interpreter
 from fuzz.generate.sources import SOURCES, draw_program
+from harness import settings as compile_settings
 from harness.coverage_probe import PROGRESS
 
-__all__ = ["JSON_KEYS", "measure", "render_table"]
+__all__ = ["JSON_KEYS", "measure", "render_table", "settings_for"]
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ def measure(
     seed: int = 0,
     lines: bool = True,
     backend: str = "eager",
+    vary_compile: bool = True,
 ) -> dict[str, Any]:
     """Coverage of ``programs`` programs from ``generator`` (seeds seed, seed+1, ...).
 
@@ -63,7 +65,9 @@ def measure(
     ``dynamo_pseudo_opcodes``, with ``lines`` ``outcomes``: how many programs
     ran "ok", raised, timed out or "crashed", the last killing the probe,
     which goes on with the next program; with ``backend="inductor"`` also
-    ``INDUCTOR_JSON_KEYS``). Raises ValueError for an unknown generator or
+    ``INDUCTOR_JSON_KEYS``). Each program compiles with the settings a
+    campaign draws for it (``settings_for``), or torch.compile's defaults
+    without ``vary_compile``. Raises ValueError for an unknown generator or
     backend, HarnessError if a probe fails, or runs over its time, for a
     reason other than a program.
     """
@@ -71,11 +75,15 @@ def measure(
         raise ValueError(f"Expected a generator in {SOURCES} but got generator={generator!r}")
     if backend not in BACKENDS:
         raise ValueError(f"Expected a backend in {BACKENDS} but got backend={backend!r}")
-    sources = [draw_program(s, generator).source for s in range(seed, seed + programs)]
+    drawn = [draw_program(s, generator) for s in range(seed, seed + programs)]
+    sources = [p.source for p in drawn]
+    settings = settings_for(drawn, backend, vary_compile)
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="tcfuzz-coverage-") as tmp:
         path = Path(tmp) / "programs.json"
         path.write_text(json.dumps(sources))
+        settings_file = Path(tmp) / "settings.json"
+        settings_file.write_text(json.dumps(settings))
         for interp in interpreters:
             log.info("probing %s with %d programs", interp.name, programs)
             result = _probe_json(interp, [str(path)], timeout_s=120 + 0.1 * programs)
@@ -84,7 +92,8 @@ def measure(
                 data_file = Path(tmp) / interp.name / ".coverage"
                 data_file.parent.mkdir()
                 ops: dict[str, set[str]] = {"torch_ops": set(), "aten_ops": set()}
-                result["outcomes"] = _run_for_lines(interp, path, programs, data_file, backend, ops)
+                result["outcomes"] = _run_for_lines(interp, path, programs, data_file, backend, ops,
+                                                    settings_file=settings_file)
                 result.update(_probe_json(interp, ["--report", str(data_file), "--backend", backend],
                                           timeout_s=1200))
                 if backend == "inductor":
@@ -120,17 +129,27 @@ def _probe_json(interp: Interpreter, args: list[str], timeout_s: float) -> dict[
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def settings_for(programs: list[Any], backend: str, vary_compile: bool = True) -> list[dict[str, Any]]:
+    """The compile settings (harness.settings' JSON) a campaign draws for each
+    of ``programs`` on ``backend`` (``harness.settings.draw`` from its seed and
+    features), so coverage measures what a campaign reaches: dynamic shapes,
+    marked dims, max-autotune, cpp_wrapper, freezing. All defaults ({}) without
+    ``vary_compile``, as ``tcfuzz run --default-compile``."""
+    return [compile_settings.draw(p.seed, backend, p.features).to_json() if vary_compile else {} for p in programs]
+
+
 def _run_for_lines(interp: Interpreter, path: Path, programs: int, data_file: Path, backend: str = "eager",
-                   ops: dict[str, set[str]] | None = None) -> dict[str, int]:
+                   ops: dict[str, set[str]] | None = None, *, settings_file: Path | None = None) -> dict[str, int]:
     """Run every program for line coverage into ``data_file``, restarting the
     probe after a program that kills it; the count of each outcome. With
     ``ops``, adds the probe's ``torch_ops``/``aten_ops`` of each program to
-    its sets."""
+    its sets; ``settings_file``: a JSON list of compile settings, one per
+    program (``settings_for``; None: the defaults)."""
     outcomes: Counter[str] = Counter()
     start = 0
     while start < programs:
-        done = _probe(interp, [str(path), "--lines-only", str(data_file), "--start", str(start),
-                               "--backend", backend],
+        done = _probe(interp, [str(path), "--lines-only", str(data_file), "--start", str(start), "--backend", backend]
+                      + (["--settings", str(settings_file)] if settings_file else []),
                       timeout_s=120 + PROBE_S_PER_PROGRAM[backend] * (programs - start), backend=backend)
         finished = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
         outcomes.update(entry["outcome"] for entry in finished)

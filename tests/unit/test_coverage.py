@@ -129,3 +129,35 @@ def test_a_program_that_kills_the_line_probe_costs_only_itself(tmp_path: Path) -
     assert len(list(data_file.parent.glob(".coverage.*"))) == 2
     report = coverage._probe_json(interp, ["--report", str(data_file)], timeout_s=300)
     assert 0 < report["dynamo_lines_executed"] < report["dynamo_statements"]
+
+
+def test_coverage_compiles_each_program_with_the_settings_a_campaign_draws() -> None:
+    from fuzz.generate.sources import draw_program
+    from fuzz.report import coverage
+    from harness import settings
+
+    programs = [draw_program(seed) for seed in range(40)]
+    drawn = coverage.settings_for(programs, "inductor")
+    assert drawn == [settings.draw(p.seed, "inductor", p.features).to_json() for p in programs]
+    assert any(drawn) and not all(drawn)  # a share differs from the defaults
+    assert coverage.settings_for(programs, "inductor", vary_compile=False) == [{}] * 40
+
+
+@pytest.mark.slow
+def test_the_line_probe_applies_each_program_s_settings(tmp_path: Path) -> None:
+    """A setting the probe applies shows in the outcome: an unknown Inductor
+    config key makes config.patch raise for that program only."""
+    from fuzz.report import coverage
+    from fuzz.campaign import interpreters
+
+    if not (ROOT / ".tox" / "py312" / "bin" / "python").exists():
+        pytest.skip("no worker env for 3.12: run scripts/provision.sh")
+    interp = interpreters.parse_list("3.12")[0]
+    programs = tmp_path / "programs.json"
+    programs.write_text(json.dumps([TINY, TINY]))
+    settings_file = tmp_path / "settings.json"
+    settings_file.write_text(json.dumps([{"dynamic": True}, {"inductor": {"no_such_key_tcfuzz": 1}}]))
+    data_file = tmp_path / "data" / ".coverage"
+    data_file.parent.mkdir()
+    outcomes = coverage._run_for_lines(interp, programs, 2, data_file, settings_file=settings_file)
+    assert outcomes.get("ok") == 1 and sum(v for k, v in outcomes.items() if k.startswith("raised")) == 1, outcomes
