@@ -437,7 +437,8 @@ def _save(program: Program, interps: list[interpreters.Interpreter], outcomes: l
         if f.signature.kind in (Kind.GRAPH_BREAK, Kind.GRAPH_BREAK_REGRESSION):
             continue
         case = filing.file_unreduced(program, f, interps, corpus_dir=corpus_dir, device=device, fullgraph=fullgraph,
-                                     torch_version=torch_version, outcomes=outcomes, settings=settings)
+                                     torch_version=torch_version, outcomes=outcomes, settings=settings,
+                                     torch_of={n: i.torch for n, i in infos.items()})
         if case.filed:
             print(f"saved {case.path}")
         else:

@@ -100,17 +100,23 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names:
 
 def file_unreduced(program: Program, finding: Finding, interpreters: list[Interpreter], *, corpus_dir: Path,
                    device: str, fullgraph: bool, torch_version: str, outcomes: Sequence[Outcome] = (),
-                   settings: CompileSettings | None = None) -> FiledCase:
+                   settings: CompileSettings | None = None, torch_of: Mapping[str, str] | None = None) -> FiledCase:
     """File ``program`` as it is (no reduction) for ``finding``, once
     ``python CASE`` reproduces it on the signature's interpreters (those of
     ``interpreters`` it names; the others are not run): how public reports
     become seed cases (``tcfuzz repro --save``); ``outcomes``: the runs that
-    showed it (their exception messages key a divergence that raised)."""
+    showed it (their exception messages key a divergence that raised);
+    ``torch_of``: each interpreter's torch version, as for ``file_finding``
+    (replays recorded with it, the case pinning the lowest of its
+    signature's interpreters'), else ``torch_version``."""
     sig = finding.signature.with_root_cause(program.source, outcomes)
+    if torch_of:
+        shown = [torch_of[n] for n in sig.interpreters if n in torch_of]
+        torch_version = torch_version_of({n: _Info(v) for n, v in enumerate(shown)}) if shown else torch_version
     text = render.render_case(program, sig, backend=finding.backend, torch_version=torch_version, device=device,
                               fullgraph=fullgraph, settings=settings)
     return file_case(text, sig, [i for i in interpreters if i.name in sig.interpreters], corpus_dir=corpus_dir,
-                     torch_version=torch_version)
+                     torch_version=torch_of or torch_version)
 
 
 def file_case(text: str, signature: Signature, interpreters: list[Interpreter], *, corpus_dir: Path,

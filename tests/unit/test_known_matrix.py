@@ -46,3 +46,25 @@ def test_an_interpreter_without_a_replay_makes_the_case_unknown_on_that_matrix(t
     # the torch it was filed with stands in for a replay on its own interpreters
     mission = {"3.11": "2.12.0+cu130", "3.12": "2.12.0+cu130"}
     assert filing.shown_on(sig, {"torch": "2.12.0"}, mission) == ("3.11", "3.12")
+
+
+def test_a_saved_case_records_each_interpreter_s_torch_in_its_replays(tmp_path, monkeypatch):
+    """``repro --save`` on a matrix of two torch releases: the case pins the
+    lowest, and each replay names the release its interpreter ran (measured:
+    every replay was recorded as 2.12.0 when 3.13t ran it)."""
+    from harness.casefile import read_table
+    from harness.program import Program
+    from fuzz.campaign.interpreters import Interpreter
+    from fuzz.corpus import filing, store
+    from fuzz.triage.signature import Finding
+
+    monkeypatch.setattr(store, "run_standalone", lambda text, interps, **kw: {i.name: 1 for i in interps})
+    sig = Signature("crash", "inductor", "SIGSEGV", ("3.12", "3.13t"))
+    program = Program("import torch\n\ndef f(x):\n    return x\n\ndef inputs():\n    return (1,)\n", generator="manual")
+    interps = [Interpreter("3.12", Path("/nonexistent/python3.12")), Interpreter("3.13t", Path("/nonexistent/t"))]
+    case = filing.file_unreduced(program, Finding(sig, "inductor"), interps, corpus_dir=tmp_path, device="cpu",
+                                 fullgraph=False, torch_version="2.12.0+cu130",
+                                 torch_of={"3.12": "2.15.0+cu132", "3.13t": "2.12.0+cu130"})
+    table = read_table(case.path.read_text())
+    assert table["replay"] == {"3.12/2.15.0": "reproduces", "3.13t/2.12.0": "reproduces"}
+    assert table["torch"].startswith("2.12.0")
