@@ -6,7 +6,9 @@ relative and absolute tolerance, NaNs equal, and, where the direct comparison
 fails and an fp64 reference of the same structure is given, the compiled
 result passes if its RMSE against the fp64 reference is within a small
 multiple of eager's (so a compiler that is *more* precise than eager is not a
-bug). Dtype, shape and ``requires_grad`` must always match; integer and bool
+bug); elements that eager and compiled agree are NaN or infinite are left out
+of those RMSEs, which one such element would make NaN and the rule vacuous
+(``_without_shared_non_finite``). Dtype, shape and ``requires_grad`` must always match; integer and bool
 tensors compare exactly. A leaf tensor's ``.grad`` is compared with the same
 rule. Containers compare element-wise, Python floats with the same tolerance,
 everything else with ``==`` on a normalised snapshot (addresses removed).
@@ -344,6 +346,37 @@ def _like(fp64: Any, ref: Any) -> Any:
     return fp64
 
 
+def _without_shared_non_finite(ref: Any, res: Any, fp64: Any) -> tuple[Any, Any, Any]:
+    """``ref``, ``res`` and ``fp64`` (float tensors of one shape) prepared for
+    same()'s float64 rule where eager and compiled agree on every non-finite
+    element (NaN where the other is NaN, the same infinity): those elements
+    become 0 in all three, and an element where only the float64 run is not
+    finite takes eager's value as its reference (as same() does with no
+    reference). Otherwise, or with nothing non-finite, all three are returned
+    unchanged.
+
+    Why: same()'s RMSEs are NaN as soon as one element is NaN or inf in both,
+    and with ``equal_nan`` it then passes the tensor whatever its other
+    elements are (``torch/_dynamo/utils.py``: "equal_nan and
+    math.isnan(ref_error) and math.isnan(res_error)"). The elements made 0
+    compare equal under ``allclose(equal_nan=True)`` anyway, so this only
+    makes the rule check the rest: it is stricter than torch's, never looser.
+    Eager NaN where compiled is finite is left to same()'s own rule (compiled
+    passes if it matches the float64 value: "res is BETTER")."""
+    import torch
+
+    ref_bad, res_bad = ~ref.isfinite(), ~res.isfinite()
+    if not (ref_bad.any() or res_bad.any() or not fp64.isfinite().all()):
+        return ref, res, fp64
+    shared = (ref.isnan() & res.isnan()) | (ref.isinf() & (ref == res))
+    if not torch.equal(ref_bad, shared) or not torch.equal(res_bad, shared):
+        return ref, res, fp64
+    zero = torch.zeros((), dtype=ref.dtype, device=ref.device)
+    fp64 = torch.where(fp64.isfinite(), fp64, ref.to(torch.float64))
+    return (torch.where(shared, zero, ref), torch.where(shared, zero, res),
+            torch.where(shared, torch.zeros((), dtype=torch.float64, device=ref.device), fp64))
+
+
 def _tensors_match(ref: Any, res: Any, fp64_ref: Any) -> bool:
     import torch
     from torch._dynamo.utils import same
@@ -359,6 +392,7 @@ def _tensors_match(ref: Any, res: Any, fp64_ref: Any) -> bool:
     fp64 = None
     if isinstance(fp64_ref, torch.Tensor) and fp64_ref.shape == ref.shape and not ref.dtype.is_complex:
         fp64 = fp64_ref.detach().to(device=ref.device, dtype=torch.float64)
+        ref, res, fp64 = _without_shared_non_finite(ref, res, fp64)
     try:
         return bool(same(ref, res, fp64_ref=fp64, tol=tol, equal_nan=True, log_error=lambda *a, **k: None))
     except Exception:  # a tensor kind same() does not handle: compare exactly

@@ -29,7 +29,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness import compare, device as devices, inputs as input_variants, observe, state
+from harness import compare, device as devices, inputs as input_variants, observe, reference, state
 from harness.plan import Call, CallPlan, is_program_class, reset_global_state
 from harness.backends import resolve_backend, stance_of
 from harness.outcome import Aspect, CallResult, Outcome, Phase, Verdict
@@ -272,7 +272,8 @@ def _run(module: types.ModuleType, program: Program, fn: Any, plan: tuple[str, .
         start = time.perf_counter()
         try:
             with contextlib.redirect_stdout(out):
-                value = compare.drain(fn(*args))
+                with reference.lifted() if fp64 else contextlib.nullcontext():
+                    value = compare.drain(fn(*args))
                 devices.synchronize()  # an asynchronous CUDA fault surfaces here, in its call
             call.value = compare.snapshot(value)
             call.result.value = compare.describe(call.value)

@@ -190,3 +190,54 @@ def test_a_comparison_torch_cannot_make_is_incomparable_not_a_harness_failure(mo
     monkeypatch.setattr(torch, "equal", broken)
     with pytest.raises(compare.Incomparable, match="RuntimeError: cannot compare"):
         compare.values_match(compare.snapshot(torch.ones(2)), compare.snapshot(torch.ones(2)))
+
+
+def noisy_pair(n=60, seed=0):
+    """A float64 truth, eager off by 1e-3 and compiled closer to it (torch's rule passes compiled)."""
+    g = torch.Generator().manual_seed(seed)
+    exact = torch.randn(n, generator=g, dtype=torch.float64)
+    eager = (exact + 1e-3 * torch.randn(n, generator=g, dtype=torch.float64)).float()
+    compiled = (exact + 5e-4 * torch.randn(n, generator=g, dtype=torch.float64)).float()
+    return exact, eager, compiled
+
+
+def test_a_shared_nan_does_not_make_the_fp64_rule_vacuous():
+    """same() passes any tensor whose eager and compiled RMSEs against fp64 are
+    both NaN (one shared NaN element does that): the oracle leaves such
+    elements out, so a compiled value wrong elsewhere still diverges."""
+    from torch._dynamo.utils import same
+
+    exact, eager, compiled = noisy_pair()
+    for t in (exact, eager, compiled):
+        t[7] = float("nan")
+    assert not match(eager, compiled) and match(eager, compiled, exact)  # an accuracy artifact passes
+    wrong = compiled.clone()
+    wrong[20] += 1.0
+    assert same(eager, wrong, fp64_ref=exact, tol=compare.TOLERANCE, equal_nan=True, log_error=lambda *a: None)
+    assert not match(eager, wrong, exact)  # torch's rule alone would pass it
+    inf_wrong = wrong.clone()
+    for t in (exact, eager, inf_wrong):
+        t[7] = float("inf")
+    assert not match(eager, inf_wrong, exact)
+
+
+def test_eager_nan_where_compiled_matches_fp64_is_left_to_torchs_rule():
+    """F.normalize of a zero fp16 column is NaN in eager (its eps underflows) and
+    0 in Inductor's fp32 code, as in float64: same() passes that ("res is BETTER")."""
+    exact, eager, compiled = noisy_pair()
+    exact[3] = compiled[3] = 0.0
+    eager[3] = float("nan")
+    assert match(eager, compiled, exact)
+    worse = compiled.clone()
+    worse[3] = float("nan")
+    worse[10] += 1.0
+    assert not match(eager, worse, exact)
+
+
+def test_where_only_the_fp64_run_is_not_finite_eager_is_the_reference():
+    exact, eager, compiled = noisy_pair()
+    exact[5] = float("nan")
+    assert match(eager, compiled, exact)
+    wrong = compiled.clone()
+    wrong[5] += 1.0
+    assert not match(eager, wrong, exact)
