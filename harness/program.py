@@ -33,7 +33,10 @@ class Program:
     ``source`` must define ``entry`` (a function) and ``inputs`` (a function of
     no arguments returning the argument tuple). ``seed`` and ``choices`` record
     how the generator drew it (``choices`` is Hypothesis' choice sequence, kept
-    for generator-level shrinking); ``features`` names the constructs used.
+    for generator-level shrinking); ``features`` names the constructs used;
+    ``weights``: the statement weights the generator drew it with ((kind,
+    factor) pairs, sorted; () for the generator's own), without which its
+    seed does not replay it.
     """
 
     source: str
@@ -42,6 +45,7 @@ class Program:
     generator: str = "manual"
     seed: int | None = None
     features: tuple[str, ...] = ()
+    weights: tuple[tuple[str, float], ...] = ()
 
     @property
     def program_id(self) -> str:
@@ -55,6 +59,7 @@ class Program:
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["features"] = list(self.features)
+        data["weights"] = [list(pair) for pair in self.weights]
         return data
 
     @classmethod
@@ -67,6 +72,7 @@ class Program:
             )
         data = dict(data)
         data["features"] = tuple(data.get("features", ()))
+        data["weights"] = tuple((str(k), float(v)) for k, v in data.get("weights", ()))
         return cls(**data)
 
     def dumps(self) -> str:

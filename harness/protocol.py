@@ -30,8 +30,8 @@ import json
 from typing import IO, Any
 
 # Bumped whenever a request or an Outcome gains a field: a host and a worker
-# from different checkouts then refuse each other in one line (3: "compile").
-PROTOCOL_VERSION = 3
+# from different checkouts then refuse each other in one line (3: "compile"; 4: a program's "weights").
+PROTOCOL_VERSION = 4
 
 
 def encode(message: dict[str, Any]) -> bytes:

@@ -327,4 +327,4 @@ def generate(seed: int, weights: dict[str, float] | None = None) -> Program:
         raise TypeError(f"Expected seed to be an int but got seed={seed!r}")
     data = ConjectureData(random=random.Random(seed), provider=_SeededProvider)
     program = program_from_data(data, weights)
-    return dataclasses.replace(program, seed=seed)
+    return dataclasses.replace(program, seed=seed, weights=tuple(sorted((weights or {}).items())))

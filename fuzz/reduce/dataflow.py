@@ -17,7 +17,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-__all__ = ["bypass_sites", "bypassed", "return_tuple_candidates", "without_copies", "without_dead_assignments"]
+__all__ = ["bypass_sites", "bypassed", "return_tuple_candidates", "returned_input_candidates", "without_copies",
+           "without_dead_assignments"]
 
 
 def _entry(tree: ast.Module, entry: str) -> ast.FunctionDef | None:
@@ -271,3 +272,38 @@ def bypassed(source: str, chosen: set[int], entry: str = "f") -> str | None:
     for rewrite in (without_copies, lambda s: without_dead_assignments(s, entry)):
         text = rewrite(text) or text
     return text if text != source else None
+
+
+# ---------------------------------------------------------------- returned value
+
+# Parameters of the entry function tried as its returned value (first ones first).
+MAX_RETURNED_INPUTS = 2
+
+
+def returned_input_candidates(source: str, entry: str = "f") -> Iterator[str]:
+    """``source`` with the entry function's last top-level ``return`` giving
+    one of its first MAX_RETURNED_INPUTS parameters instead, with every
+    assignment that leaves dead removed (``without_dead_assignments``), then
+    without that removal (measured: the dead assignment was the one whose
+    value raised, the bug): where
+    the finding is not in the returned value (a compile error, a graph break,
+    an exception), the whole computation that fed it goes in one check, as
+    statement deletion cannot (removing ``gr = torch.autograd.grad(...)`` and
+    its chain leaves ``return gr`` unbound). Nothing when the function
+    already returns a bare parameter."""
+    tree = ast.parse(source)
+    function = _entry(tree, entry)
+    if function is None or not function.body or not isinstance(function.body[-1], ast.Return):
+        return
+    params = [a.arg for a in function.args.posonlyargs + function.args.args][:MAX_RETURNED_INPUTS]
+    value = function.body[-1].value
+    if value is None or (isinstance(value, ast.Name) and value.id in params):
+        return
+    for name in params:
+        copy = ast.parse(source)
+        _entry(copy, entry).body[-1].value = ast.Name(id=name, ctx=ast.Load())
+        text = ast.unparse(ast.fix_missing_locations(copy)) + "\n"
+        pruned = without_dead_assignments(text, entry)
+        if pruned is not None:
+            yield pruned
+        yield text  # a dead assignment may be what raises: statement deletion then takes what is not needed

@@ -59,7 +59,8 @@ from harness.program import Program
 from harness.settings import CompileSettings
 from fuzz.corpus.render import code_lines, program_body
 from fuzz.errors import CouldNotMinimize
-from fuzz.reduce import dataflow, names
+from fuzz.reduce import names
+from fuzz.reduce.flow_passes import reduce_bypass, reduce_dataflow, size
 from fuzz.triage.signature import Kind, Signature, causes, findings
 from fuzz.campaign.workers import RUN_TIMEOUT_S, Task, WorkerPool
 
@@ -281,11 +282,6 @@ def _value_kind(value: str) -> str:
     return f"returned {match.group(1) if match and match.group(1) else (value or '')[:1]}"
 
 
-def size(source: str) -> tuple[int, int]:
-    """(lines of code, characters): the order in which candidates compare."""
-    return code_lines(source), len(source)
-
-
 class _Oracle:
     """The check as the passes see it: cached by source, bounded by a deadline
     (raises _OutOfTime once past it), keeping the smallest accepted source and
@@ -487,65 +483,6 @@ def reduce_statements(oracle: _Oracle, keep: frozenset[str], jobs: int) -> None:
             chunk = chunk // 2 if chunk > 1 else 0
         if not progressed:
             path += 1  # this block is minimal; blocks are re-listed from the new best
-
-
-def reduce_dataflow(oracle: _Oracle, entry: str) -> None:
-    """The entry function's dead assignments and copies (``a = b``), then chunks of its returned
-    tuple each with the assignments that leaves dead (fuzz.reduce.dataflow):
-    an operator chain goes in a few checks where statement deletion would
-    need one per statement. Each candidate is checked; a taken one restarts
-    the tuple's chunks from the new best."""
-    oracle.current = "source/dataflow"
-    for rewrite in (lambda s: dataflow.without_dead_assignments(s, entry), dataflow.without_copies):
-        try:
-            candidate = rewrite(oracle.best)
-        except (SyntaxError, ValueError, RecursionError):  # an AST the rewrite cannot handle: no candidate
-            candidate = None
-        if candidate is not None:
-            oracle(candidate)
-    while True:
-        source = oracle.best
-        for candidate in dataflow.return_tuple_candidates(source, entry):
-            pruned = dataflow.without_dead_assignments(candidate, entry)
-            if (pruned is not None and oracle(pruned)) or oracle(candidate):
-                if oracle.best != source:
-                    break
-        else:
-            return
-
-
-def reduce_bypass(oracle: _Oracle, entry: str, jobs: int) -> None:
-    """Delta debugging over the entry function's operator calls: chunks of its
-    assignments ``y = op(x, ...)`` are bypassed (``y = x``, then copies and
-    dead assignments go: fuzz.reduce.dataflow.bypassed), halves first, down to
-    single calls; the candidates of one chunk size are checked together and
-    the first that holds, in order, is taken, and the chunks restart from the
-    new best. Statement deletion cannot shorten a chain whose every result is
-    read; a bypass keeps it a valid program, and the oracle rejects one that
-    changes a shape eager needs or loses the bug."""
-    oracle.current = "source/bypass"
-    while True:
-        source = oracle.best
-        n = dataflow.bypass_sites(source, entry)
-        progressed = False
-        chunk = max(1, n // 2)
-        while n and chunk >= 1 and not progressed:
-            candidates = []
-            for start in range(0, n, chunk):
-                try:
-                    text = dataflow.bypassed(source, set(range(start, min(n, start + chunk))), entry)
-                except (SyntaxError, ValueError, RecursionError):  # an AST the rewrite cannot handle
-                    text = None
-                if text is not None and size(text) < size(source):
-                    candidates.append(text)
-            step = oracle.batch(jobs)
-            for k in range(0, len(candidates), step):
-                if any(oracle.many(candidates[k:k + step])) and oracle.best != source:
-                    progressed = True
-                    break
-            chunk //= 2
-        if not progressed:
-            return
 
 
 def reduce_with_pysource_minimize(oracle: _Oracle) -> None:

@@ -59,13 +59,16 @@ class ShrinkResult:
 
 def choices_of(program: Program) -> tuple | None:
     """The choice sequence that wrote ``program``, or None when ``program`` is
-    not the current generator's output for its seed (another generator, no
-    seed, or a source edited since)."""
+    not the current generator's output for its seed and weights (another
+    generator, no seed, or a source edited since). The weights matter: a
+    campaign draws every program with its feedback and version-gate weights
+    (measured: without them no program of a default campaign replayed, and
+    its cases skipped this stage)."""
     if program.generator != generator.GENERATOR or program.seed is None:
         return None
     data = ConjectureData(random=random.Random(program.seed), provider=generator._SeededProvider)
     try:
-        drawn = data.draw(generator.programs())
+        drawn = data.draw(generator.programs(dict(program.weights) or None))
     except StopTest:
         return None
     data.freeze()
@@ -102,7 +105,7 @@ def shrink_program(program: Program, check: Callable[[str], bool], *, budget_s: 
     stats = {"checks": 0, "accepted": 0}
 
     def test_function(data: ConjectureData) -> None:
-        candidate = data.draw(generator.programs())
+        candidate = data.draw(generator.programs(dict(program.weights) or None))
         # Stop only after the draws: a test that stops drawing early where an
         # earlier one with the same prefix went on is "flaky" to Hypothesis.
         if time.monotonic() - started > budget_s:
@@ -110,7 +113,7 @@ def shrink_program(program: Program, check: Callable[[str], bool], *, budget_s: 
         stats["checks"] += 1
         if check(candidate.source):
             if _size(candidate.source) < _size(best[0].source):
-                best[0] = dataclasses.replace(candidate, seed=program.seed)
+                best[0] = dataclasses.replace(candidate, seed=program.seed, weights=program.weights)
                 stats["accepted"] += 1
                 if progress:
                     progress(f"generator/shrink: {_size(candidate.source)[0]} lines")

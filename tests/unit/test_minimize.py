@@ -294,3 +294,35 @@ def test_a_bypass_puts_the_first_operand_in_place_and_the_copy_goes():
     assert without_copies("def f(x):\n    with c:\n        y = x\n        z = y + 1\n    return z\n") == \
         "def f(x):\n    with c:\n        z = x + 1\n    return z\n"
     assert without_copies("def f(x):\n    if x:\n        y = x\n    return y\n") is None
+
+
+def test_a_program_drawn_with_weights_replays_for_the_generator_stage():
+    """A campaign draws every program with weights (feedback, version gates):
+    the program keeps them, through JSON too, and its seed replays only with them."""
+    import dataclasses
+
+    from fuzz.generate import versions
+    from fuzz.generate.program import generate
+    from fuzz.reduce import shrink
+    from harness.program import Program
+
+    weights = versions.gated_weights({"tensor-graph": 3.0}, (3, 15))
+    program = generate(2078800003, weights=weights)
+    assert dict(program.weights) == weights
+    assert shrink.replayable(program) and shrink.replayable(Program.from_json(program.to_json()))
+    assert not shrink.replayable(dataclasses.replace(program, weights=()))
+
+
+def test_an_input_returned_in_place_of_the_value_takes_its_whole_computation():
+    """The finding is not in the returned value (here: the marker statement):
+    returning an input lets the gradient chain that fed the value go at once."""
+    from fuzz.reduce.dataflow import returned_input_candidates
+
+    source = ("import torch\n\ndef f(x, u):\n    with torch.enable_grad():\n        t = u.sin()\n        t2 = (t.tanh() * 0.5).sum()\n"
+              "        gr1, gr2 = torch.autograd.grad(t2, [u, x])\n    print(12345)\n    return (gr2,)\n\n"
+              "def inputs():\n    return (1.0, 2.0)\n")
+    first = next(returned_input_candidates(source))
+    assert "autograd" not in first and "t2" not in first and "return x" in first and "print(12345)" in first, first
+    assert next(returned_input_candidates(first), None) is None  # already returns a parameter
+    result = minimize_source(source, lambda s: "12345" in s, budget_s=30, stages=("source",))
+    assert "autograd" not in result.source and result.passes["source/dataflow"][1] >= 1, result.source
