@@ -241,3 +241,16 @@ def test_where_only_the_fp64_run_is_not_finite_eager_is_the_reference():
     wrong = compiled.clone()
     wrong[5] += 1.0
     assert not match(eager, wrong, exact)
+
+
+def test_a_float32_copy_of_half_values_has_the_half_tolerance():
+    """normalize of a float16 tensor, one element a float16 ulp off under
+    decompositions, copied out with .float(): half precision, HALF_TOLERANCE;
+    a half copy off by much more diverges, and integers are no evidence."""
+    eager = torch.tensor([0.461669921875, -0.8876953125])
+    compiled = torch.tensor([0.4619140625, -0.8876953125])
+    exact = torch.tensor([0.4617246389389038, -0.887725], dtype=torch.float64)
+    assert compare.carries_half_precision(eager, compiled)
+    assert match(eager, compiled, exact)
+    assert not match(eager, torch.tensor([0.5, -0.8876953125]), exact)  # far past a float16 ulp
+    assert not compare.carries_half_precision(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 3.0]))  # integers
