@@ -23,7 +23,15 @@ Merging is deterministic: the shard folders are read in sorted order and
 - a bucket is ``new`` if a shard flagged a bucket of the same kind, stage and
   detail as new; its case is the shard case of the same key, else of the same
   kind, stage and detail (shortest text first, then by text);
-- case files are copied into ``OUT/corpus/<kind>/``.
+- case files are copied into ``OUT/corpus/<kind>/``;
+- the merged campaign's corpus is the shards' own when they shared one
+  (its backlog already holds every shard's unfiled buckets, under the
+  backlog's lock); otherwise ``OUT/corpus``, which gets the union of the
+  shards' backlogs (``fuzz.corpus.backlog``; a bucket by id, its earliest
+  sighting and program kept) less the buckets the merged campaign has a case
+  for, and the first shard's ``known-issues.toml``, so the merged report
+  lists the unfiled buckets and orders new, known and fixed buckets as one
+  campaign's report would.
 
 Then the reports are written with ``fuzz.report.summary.build_summary`` and
 ``write_reports``.
@@ -31,6 +39,7 @@ Then the reports are written with ``fuzz.report.summary.build_summary`` and
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import logging
@@ -42,9 +51,11 @@ from harness.backends import ladder_rank
 from harness.outcome import Outcome, Verdict
 from harness.program import Program
 from fuzz.campaign.database import CampaignDB
+from fuzz.corpus import backlog
 from fuzz.errors import UsageError
+from fuzz.triage import known
 from fuzz.report.summary import build_summary, write_reports
-from fuzz.triage.signature import findings, interpreter_order
+from fuzz.triage.signature import Signature, findings, interpreter_order
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +98,39 @@ def _case_file(shard_dir: Path, case_path: str) -> Path | None:
         if candidate.exists():
             return candidate
     return None
+
+
+def _shard_corpus(shard_dir: Path, config: dict[str, Any]) -> Path | None:
+    """The corpus folder a shard filed into: its recorded ``--corpus``, else
+    the shard folder's corpus/ (an artifact copied from another machine)."""
+    for candidate in (config.get("corpus_dir"), shard_dir / "corpus"):
+        if candidate and Path(candidate).is_dir():
+            return Path(candidate).resolve()
+    return None
+
+
+def _merge_backlogs(corpora: list[Path], out_corpus: Path, filed_ids: set[str]) -> int:
+    """Write the union of the backlogs of ``corpora`` (in order) less the
+    buckets in ``filed_ids`` (signature ids) into ``out_corpus``; returns how
+    many buckets wait there."""
+    merged: dict[str, backlog.BacklogEntry] = {}
+    for corpus in corpora:
+        for key, entry in backlog.load(corpus).items():
+            sid = entry.finding.signature.id
+            if sid in filed_ids:
+                continue
+            old = merged.get(sid)
+            if old is None:
+                merged[sid] = entry
+            else:  # the earliest sighting and its program; the latest last sighting
+                first, other = (old, entry) if old.first_seen <= entry.first_seen else (entry, old)
+                merged[sid] = dataclasses.replace(first, last_seen=max(old.last_seen, entry.last_seen),
+                                                  campaigns=max(old.campaigns, entry.campaigns))
+    existing = backlog.load(out_corpus)
+    if merged or existing:
+        backlog.save(out_corpus, {**{k: e for k, e in existing.items() if e.finding.signature.id not in filed_ids},
+                                  **{e.finding.signature.key: e for e in merged.values()}})
+    return len(merged)
 
 
 def merge(dirs: list[Path], out_dir: Path, *, name: str | None = None) -> dict[str, Any]:
@@ -174,6 +218,22 @@ def merge(dirs: list[Path], out_dir: Path, *, name: str | None = None) -> dict[s
 
     metas = [(d, s.meta()) for d, s in shards]
     configs = [m.get("config", {}) for _, m in metas]
+    corpora = list(dict.fromkeys(c for (d, m) in metas if (c := _shard_corpus(d, m.get("config", {}))) is not None))
+    if len(corpora) == 1 and len(shards) > 1 and all(_shard_corpus(d, m.get("config", {})) for d, m in metas):
+        merged_corpus = corpora[0]  # one corpus shared by every shard
+    else:
+        merged_corpus = corpus_dir
+        corpus_dir.mkdir(parents=True, exist_ok=True)
+        filed_ids = {Signature.parse(b["key"]).id for b in db.buckets() if b["case_path"]}
+        waiting = _merge_backlogs(corpora, corpus_dir, filed_ids)
+        if waiting:
+            log.info("merged backlog: %d buckets wait in %s", waiting, backlog.backlog_path(corpus_dir))
+        for corpus in corpora:
+            known_file = corpus / known.KNOWN_ISSUES_FILE
+            if known_file.exists() and corpus != corpus_dir.resolve():
+                if not (corpus_dir / known.KNOWN_ISSUES_FILE).exists():
+                    shutil.copyfile(known_file, corpus_dir / known.KNOWN_ISSUES_FILE)
+                break
     backends = sorted({b for c in configs for b in c.get("backends", [])}, key=lambda b: (ladder_rank(b), b))
     interps = sorted({i for c in configs for i in c.get("interpreters", [])}, key=interpreter_order)
     infos: dict[str, Any] = {}
@@ -184,6 +244,7 @@ def merge(dirs: list[Path], out_dir: Path, *, name: str | None = None) -> dict[s
     db.set_meta("config", {"backends": backends, "interpreters": interps, "seed": min(seeds) if seeds else None,
                            "shard": None, "device": configs[0].get("device", "cpu") if configs else "cpu",
                            "fullgraph": any(c.get("fullgraph") for c in configs),
+                           "corpus_dir": str(merged_corpus),
                            "shards": sorted({tuple(c["shard"]) for c in configs if c.get("shard")})})
     db.set_meta("interpreters", infos)
     db.set_meta("merged_from", [str(d) for d, _ in shards])

@@ -20,6 +20,9 @@ any re-minimisation of it would keep:
 - an ``if`` without ``else`` whose test only looks at shapes
   (``x.shape[-1] > 4``, ``len(xs)``) is replaced by its body: such a test only
   selects which call of the plan shows the bug;
+- ``object`` leaves a class's bases, and a program class used only as the
+  single base of one class is merged into it (an attribute found through a
+  base is the bug of the same attribute on the class);
 - names become ``v1``, ``v2``, ... in order of appearance (the entry stays
   ``f``), constants other than None/True/False become ``C``, torch's grad-mode
   functions one family ``torch.GRAD_MODE()`` (their arguments dropped), and
@@ -338,7 +341,7 @@ class _Simplifier:
             saved, self.in_class = self.in_class, False
             nested, self.nested = self.nested, True
             stmt.body = self.block(stmt.body, function_body=True)
-            self.in_class, self.nested = saved, nested or [ast.Expr(ast.Constant(...))]
+            self.in_class, self.nested = saved, nested
             self._drop_unused_arguments(stmt)
             return [stmt]
         for field in _BLOCK_FIELDS:
@@ -492,6 +495,54 @@ class _Abstracter(ast.NodeTransformer):
         return ast.Name(TENSOR_TOKEN, ast.Load()) if self._tensor(node) else self.generic_visit(node)
 
 
+def _is_filler(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Pass) or _is_docstring(stmt) or (
+        isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is Ellipsis)
+
+
+def _flatten_bases(tree: ast.Module) -> None:
+    """Class hierarchies reduced to what the methods see: ``object`` leaves
+    the bases, and a program class used only as the single base of one class
+    is merged into that class (its body first, so the subclass's definitions
+    still win), since an attribute found through a base or on the class
+    itself is one bug seen in two programs."""
+    for cls in ast.walk(tree):
+        if isinstance(cls, ast.ClassDef):
+            cls.bases = [b for b in cls.bases if not (isinstance(b, ast.Name) and b.id == "object")]
+    loads: dict[str, int] = {}
+    binds: dict[str, int] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            counts = loads if isinstance(n.ctx, ast.Load) else binds
+            counts[n.id] = counts.get(n.id, 0) + 1
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            binds[n.name] = binds.get(n.name, 0) + 1
+    blocks: dict[int, list[ast.stmt]] = {}  # id of a class statement -> the block that holds it
+    for node in ast.walk(tree):
+        for field in _BLOCK_FIELDS:
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                for stmt in block:
+                    if isinstance(stmt, ast.ClassDef):
+                        blocks[id(stmt)] = block
+    classes = {c.name: c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)}
+    for sub in [c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)]:
+        if not (len(sub.bases) == 1 and not sub.keywords and isinstance(sub.bases[0], ast.Name)):
+            continue
+        base = classes.get(sub.bases[0].id)
+        if base is None or base is sub or base.keywords or base.decorator_list \
+                or loads.get(base.name) != 1 or binds.get(base.name) != 1:
+            continue
+        home = blocks[id(base)]
+        if home is blocks[id(sub)] and home.index(base) > home.index(sub):
+            continue
+        inherited = [s for s in base.body if not _is_filler(s)]
+        own = [s for s in sub.body if not _is_filler(s)]
+        sub.bases, sub.body = base.bases, (inherited + own) or [ast.Pass()]
+        home.remove(base)
+        loads[base.name] = 0
+
+
 def _reachable(tree: ast.Module, entry: str, inputs: str) -> list[ast.stmt]:
     """The module's statements that the entry function reaches (by the names it reads)."""
     body = [n for n in tree.body if not _is_main_guard(n) and not _is_docstring(n)
@@ -525,6 +576,7 @@ def skeleton(source: str, *, stage: str = "dynamo", entry: str = "f", inputs: st
         # abstracted, stable under renaming though not under deletions
         return token_skeleton(source)
     tree = ast.Module(body=_reachable(tree, entry, inputs), type_ignores=[])
+    _flatten_bases(tree)
     for _ in range(50):  # each round removes something, or stops
         purity = _Purity(tree)
         loaded = _live(tree.body) | {entry}

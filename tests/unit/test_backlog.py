@@ -188,3 +188,59 @@ def test_a_bucket_is_merged_by_its_id_and_counts_campaigns(tmp_path):
     entries = backlog.load(corpus)
     assert list(entries) == [found.signature.key]
     assert entries[found.signature.key].campaigns == 2 and entries[found.signature.key].program == _program("a")
+
+
+def _shard_with_backlog(path: Path, entries: list[tuple[Finding, str, str]], *, known_text: str = "") -> Path:
+    """A shard folder (campaign.sqlite with no programs) whose own corpus
+    backlog holds ``entries`` (finding, program tag, time)."""
+    from fuzz.campaign.database import CampaignDB
+
+    corpus = path / "corpus"
+    corpus.mkdir(parents=True)
+    for finding, tag, now in entries:
+        backlog.update(corpus, unfiled=[(finding, _program(tag))], done=[], now=now)
+    if known_text:
+        (corpus / "known-issues.toml").write_text(known_text)
+    db = CampaignDB(path / "campaign.sqlite")
+    db.set_meta("config", {"backends": ["eager"], "interpreters": ["3.12", "3.13"], "seed": 1, "shard": [0, 2],
+                           "device": "cpu", "feedback": False, "corpus_dir": str(corpus)})
+    db.close()
+    return path
+
+
+def test_merged_shards_carry_every_shard_s_backlog(tmp_path):
+    from fuzz.campaign.merge import merge
+
+    both = _finding("graph-break", "Unsupported builtin")
+    only_second = _finding("crash", "SIGSEGV@torch/x.py:f")
+    first = _shard_with_backlog(tmp_path / "s1", [(both, "late", "2026-12-01T12:00:00+00:00")],
+                                known_text="[merged]\n")
+    second = _shard_with_backlog(tmp_path / "s2", [(both, "early", "2026-12-01T09:00:00+00:00"),
+                                                    (only_second, "c", "2026-12-01T10:00:00+00:00")])
+    summary = merge([first, second], tmp_path / "merged")
+
+    waiting = backlog.load(tmp_path / "merged" / "corpus")
+    assert {e.finding.signature.id for e in waiting.values()} == {both.signature.id, only_second.signature.id}
+    kept = next(e for e in waiting.values() if e.finding.signature.id == both.signature.id)
+    assert kept.program == _program("early") and kept.last_seen == "2026-12-01T12:00:00+00:00"
+    assert summary["backlog"]["waiting"] == 2
+    assert summary["backlog"]["path"] == str(tmp_path / "merged" / "corpus" / "backlog.json")
+    assert (tmp_path / "merged" / "corpus" / "known-issues.toml").read_text() == "[merged]\n"
+    # the shards' backlogs are read, not changed
+    assert len(backlog.load(first / "corpus")) == 1 and len(backlog.load(second / "corpus")) == 2
+
+
+def test_shards_that_shared_one_corpus_keep_its_backlog(tmp_path):
+    from fuzz.campaign.merge import merge
+
+    shared = _shard_with_backlog(tmp_path / "s1", [(_finding("crash", "SIGABRT@x"), "a", "2026-12-01")])
+    other = tmp_path / "s2"
+    other.mkdir()
+    from fuzz.campaign.database import CampaignDB
+    db = CampaignDB(other / "campaign.sqlite")
+    db.set_meta("config", {"backends": ["eager"], "interpreters": ["3.12"], "seed": 1, "shard": [1, 2],
+                           "device": "cpu", "feedback": False, "corpus_dir": str(shared / "corpus")})
+    db.close()
+    summary = merge([shared, other], tmp_path / "merged")
+    assert summary["backlog"]["path"] == str((shared / "corpus" / "backlog.json").resolve())
+    assert summary["backlog"]["waiting"] == 1 and not (tmp_path / "merged" / "corpus" / "backlog.json").exists()

@@ -128,6 +128,42 @@ def test_re_minimising_or_rewriting_a_case_keeps_its_skeleton(variant):
     assert skeleton(variant) == skeleton(GRAD_PROGRAM)
 
 
+LOCAL_CLASS_PROGRAM = """import torch
+
+def f(x):
+    class C:
+        scale = 0.5
+
+        def apply(self, v):
+            return v * self.scale
+    obj = C()
+    a = obj.apply(x)
+    C.scale = 0.75
+    return a, obj.apply(x)
+"""
+
+
+@pytest.mark.parametrize("variant", [
+    LOCAL_CLASS_PROGRAM.replace("class C:", "class C(object):"),
+    # an empty base defined before the class, in f or at module level
+    LOCAL_CLASS_PROGRAM.replace("    class C:", "    class Base:\n        pass\n    class C(Base):"),
+    LOCAL_CLASS_PROGRAM.replace("def f(x):", "class Base:\n    pass\n\ndef f(x):").replace("class C:", "class C(Base):"),
+    # the attribute found through the base
+    LOCAL_CLASS_PROGRAM.replace("    class C:\n        scale = 0.5\n", "    class Base:\n        scale = 0.5\n    class C(Base):\n"),
+])
+def test_the_local_class_bug_seen_through_a_base_class_keeps_its_key(variant):
+    # the 2.15.0 regression of corpus/divergence/c06658bcb364, re-found with its class given a base
+    assert skeleton(variant) == skeleton(LOCAL_CLASS_PROGRAM)
+
+
+def test_a_base_class_the_program_also_uses_is_not_merged():
+    module = LOCAL_CLASS_PROGRAM.replace("class C:", "class C(torch.nn.Module):")
+    assert skeleton(module) != skeleton(LOCAL_CLASS_PROGRAM)
+    used = LOCAL_CLASS_PROGRAM.replace("    class C:", "    class Base:\n        pass\n    class C(Base):").replace(
+        "    obj = C()", "    obj = C()\n    other = Base()\n    other.scale = 1")
+    assert "class v1" in skeleton(used) and "class v2(v1)" in skeleton(used)
+
+
 def test_what_the_bug_needs_stays_in_the_skeleton():
     entered_before = GRAD_PROGRAM.replace("    ctx = torch.set_grad_enabled(False)\n    torch._dynamo.graph_break()\n"
                                           "    with ctx:\n", "    with torch.set_grad_enabled(False):\n"
