@@ -35,7 +35,9 @@ after AOTAutograd: forward and backward).
 such process and prints ``dynamo_line_coverage``, the share of those
 statements executed (and ``inductor_line_coverage``,
 ``functorch_line_coverage`` for Inductor; every ``.py`` file under the
-folder counts, imported or not).
+folder counts, imported or not). Coverage starts before torch is imported,
+so the statements a module runs at import count (as ``coverage run`` counts
+them); Inductor's caches stay on, in a cache folder of the probe's own.
 
 Runs inside the worker envs: stdlib, torch and ``coverage`` only. A program
 that runs longer than ``--timeout-s`` is interrupted by a SIGALRM handler:
@@ -234,27 +236,37 @@ def measure_lines(sources: list[str], timeout_s: float, data_file: str, start: i
     that died from the program after the one that killed it.
     """
     import coverage
-    import torch
+    import importlib.util
 
     if sys.version_info >= (3, 12):
         # sys.monitoring turns a line's event off once it is recorded, so
         # Dynamo runs near full speed; and 3.13t has no C tracer to fall back
         # on (coverage's pure-Python tracer is many times slower)
         os.environ.setdefault("COVERAGE_CORE", "sysmon")
-    torch_root = os.path.dirname(torch.__file__)
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError("torch is not installed in this interpreter: provision its env (scripts/provision.sh)")
+    torch_root = os.path.dirname(spec.origin)
     include = [os.path.join(torch_root, folder, "*") for folder in BACKENDS[backend]]
     cov = coverage.Coverage(data_file=data_file, data_suffix=True, include=include, branch=False)
     signal.signal(signal.SIGALRM, _alarm)
-    if backend == "inductor":
-        import torch._inductor.config
-
-        # one compile process: the probe shares the machine with the campaign's workers
-        torch._inductor.config.compile_threads = 1
-        # no FX-graph or AOTAutograd cache hits: a cached graph runs none of the code measured
-        torch._inductor.config.force_disable_caches = True
     with tempfile.TemporaryDirectory(prefix="tcfuzz-probe-") as workdir:
+        if backend == "inductor":
+            # the FX-graph and AOTAutograd caches on, as in a campaign's
+            # workers (their lookups, saves and hits are code a campaign
+            # runs), in a cache of this probe's own: no hit from another run
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(workdir, "inductor-cache")
+        # started before torch is imported: the statements that run at import
+        # (a module's definitions) run in every campaign process too
         cov.start()
         try:
+            import torch
+
+            if backend == "inductor":
+                import torch._inductor.config
+
+                # one compile process: the probe shares the machine with the campaign's workers
+                torch._inductor.config.compile_threads = 1
             for index in range(start, len(sources)):
                 print(f"{PROGRESS} {index}", file=sys.stderr, flush=True)
                 recorder = OpRecorder() if backend == "inductor" else None

@@ -44,16 +44,30 @@ DYNAMIC_FALSE_PERCENT = 10
 MARK_DYNAMIC_PERCENT = 10
 MODE_PERCENT = 5  # inductor only: max-autotune benchmarks GEMM templates, slow on CPU
 # Inductor config keys that change the code it generates and keep what it
-# computes, each with the share of inductor programs (percent) that get it
-# and its value there (torch/_inductor/config.py). ``freezing`` only acts on
+# computes, each with its value there and the share of inductor programs
+# (percent) that get it (torch/_inductor/config.py; every key exists in
+# torch 2.12.0 and 2.15.0). ``freezing`` only acts on
 # graphs compiled with grad disabled (compile_fx: ``config.freezing and not
 # torch.is_grad_enabled()``), and inlines parameters as constants, which is
 # only sound while nobody updates them: drawn only for programs without
 # modules or leaves that require grad (``FREEZING_EXCLUDED``).
+# A tuple of values is a choice, drawn from the same rng. Appended keys keep
+# every earlier key's draw for a seed.
 INDUCTOR_KEYS: tuple[tuple[str, Any, int], ...] = (
     ("cpp_wrapper", True, 5),  # the C++ wrapper instead of the Python one
     ("aggressive_fusion", True, 5),  # fuse nodes without shared reads
     ("freezing", True, 5),
+    ("memory_planning", True, 1),  # one pooled allocation planned for the graph's buffers
+    ("epilogue_fusion", False, 1),  # pointwise epilogues in kernels of their own
+    ("loop_ordering_after_fusion", False, 1),
+    ("max_fusion_size", 4, 1),  # small fused groups: more, smaller kernels
+    ("split_reductions", False, 1),  # one pass over a large reduction instead of two
+    ("inplace_buffers", False, 1),  # no kernel writes over its input's buffer
+    ("cpp.dynamic_threads", True, 1),  # the thread count read at run time
+    ("cpp.simdlen", (1, 256), 2),  # scalar C++ (no vector ISA), or AVX2 where the host picks AVX-512
+    ("emulate_precision_casts", True, 1),  # half-precision rounding where eager rounds
+    ("efficient_conv_bn_eval_fx_passes", True, 1),  # conv + eval batch_norm folded at run time
+    ("permute_fusion", True, 1),  # permute + matmul patterns rewritten
 )
 # Dynamo config keys, each with the share (percent) of the programs with its
 # feature that get it, and its value: ``capture_scalar_outputs`` traces
@@ -265,6 +279,8 @@ def draw(seed: int | None, backend: str, features: Sequence[str] = ()) -> Compil
     keys = []
     for key, value, percent in INDUCTOR_KEYS:
         drawn = rng.randrange(100) < percent
+        if drawn and isinstance(value, tuple):
+            value = rng.choice(value)
         if drawn and not (key == "freezing" and FREEZING_EXCLUDED & set(features)):
             keys.append((key, value))
     return CompileSettings(dynamic=dynamic, mark_dynamic=marks, mode=mode, inductor=tuple(keys), dynamo=dynamo)

@@ -125,3 +125,20 @@ def test_an_operator_graph_compiles_on_inductor_with_max_autotune_and_the_cpp_wr
     outcome = run(graph_program(3), settings, tmp_path, backend="inductor")
     assert outcome.verdict is Verdict.MATCH, (outcome.verdict, outcome.error_type, outcome.error_message)
     assert outcome.compile_settings == settings
+
+
+def test_every_drawn_inductor_key_patches_this_torch_s_config():
+    """A key this torch lacks would make every program drawn with it a harness
+    error; the table is checked against the config of each worker env."""
+    import torch._inductor.config as inductor_config
+
+    from harness.settings import INDUCTOR_KEYS
+
+    for key, value, _ in INDUCTOR_KEYS:
+        for chosen in value if isinstance(value, tuple) else (value,):
+            with inductor_config.patch({key: chosen}):
+                owner = inductor_config
+                *path, last = key.split(".")
+                for part in path:
+                    owner = getattr(owner, part)
+                assert getattr(owner, last) == chosen, key
