@@ -51,6 +51,13 @@ MODE_PERCENT = 5  # inductor only: max-autotune benchmarks GEMM templates, slow 
 # torch.is_grad_enabled()``), and inlines parameters as constants, which is
 # only sound while nobody updates them: drawn only for programs without
 # modules or leaves that require grad (``FREEZING_EXCLUDED``).
+PRE_GRAD_FUSION_OPTIONS: dict[str, dict[str, Any]] = {name: {} for name in (
+    "normalization_pass", "merge_splits_pass", "split_cat_pass", "unbind_stack_pass", "merge_getitem_cat_pass",
+    "mutate_cat_pass", "split_cat_to_slices_pass", "unbind_cat_to_view_pass", "split_stack_to_cats_pass",
+    "unbind_stack_to_slices_pass", "move_reshape_out_of_split_stack_pass", "remove_split_with_size_one_pass",
+    "merge_stack_tahn_unbind_pass", "einsum_to_pointwise_pass", "batch_relu", "batch_sigmoid", "batch_tanh",
+    "batch_clamp", "batch_layernorm", "batch_nan_to_num", "batch_detach", "batch_dropout",
+)}
 # A tuple of values is a choice, drawn from the same rng. Appended keys keep
 # every earlier key's draw for a seed.
 INDUCTOR_KEYS: tuple[tuple[str, Any, int], ...] = (
@@ -68,6 +75,10 @@ INDUCTOR_KEYS: tuple[tuple[str, Any, int], ...] = (
     ("emulate_precision_casts", True, 1),  # half-precision rounding where eager rounds
     ("efficient_conv_bn_eval_fx_passes", True, 1),  # conv + eval batch_norm folded at run time
     ("permute_fusion", True, 1),  # permute + matmul patterns rewritten
+    # the opt-in pre-grad passes: split/cat/stack/unbind rewrites and batch
+    # fusions of pointwise ops (fx_passes/split_cat.py, group_batch_fusion.py;
+    # the names of torch 2.12.0 and 2.15.0 that act on CPU graphs)
+    ("pre_grad_fusion_options", PRE_GRAD_FUSION_OPTIONS, 2),
 )
 # Dynamo config keys, each with the share (percent) of the programs with its
 # feature that get it, and its value: ``capture_scalar_outputs`` traces
