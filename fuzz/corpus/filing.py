@@ -129,7 +129,7 @@ def file_case(text: str, signature: Signature, interpreters: list[Interpreter], 
     case cannot be written."""
     stats = dict(stats or {})
     codes = store.run_standalone(text, interpreters)
-    reproduced = {n for n, code in codes.items() if code != 0}
+    reproduced = {n for n, code in codes.items() if code not in (0, store.DOES_NOT_PARSE)}
     if signature.kind == Kind.GRAPH_BREAK_REGRESSION and reproduced - set(signature.interpreters):
         return FiledCase(signature, standalone=codes, stats={"checks": stats.get("checks", 0)},
                          reason=f"python CASE breaks on {sorted(reproduced - set(signature.interpreters))} too, "

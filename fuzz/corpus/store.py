@@ -57,14 +57,15 @@ def read_case(path: Path) -> tuple[Program, dict[str, Any]]:
 def with_replay(text: str, codes: dict[str, int], torch_version: str | Mapping[str, str]) -> str:
     """Case ``text`` with the exit codes of ``python CASE`` per interpreter
     (run_standalone) recorded in its ``replay`` table ("3.12/2.12.0" ->
-    "reproduces" for a non-zero exit, else "does not reproduce");
+    "reproduces" for a non-zero exit, else "does not reproduce", as for an
+    interpreter that cannot parse the case, DOES_NOT_PARSE);
     ``torch_version`` is one release, or each interpreter's."""
     def version(name: str) -> str:
         return torch_version if isinstance(torch_version, str) else torch_version.get(name, DEFAULT_TORCH)
 
     table = casefile.read_table(text)
     table["replay"] = {**table.get("replay", {}), **{
-        casefile.replay_key(name, version(name)): casefile.REPRODUCES if code else casefile.DOES_NOT_REPRODUCE
+        casefile.replay_key(name, version(name)): casefile.REPRODUCES if code and code != DOES_NOT_PARSE else casefile.DOES_NOT_REPRODUCE
         for name, code in codes.items()}}
     return casefile.replace_table(text, table)
 
@@ -124,11 +125,29 @@ def write_case(path: Path, text: str) -> Path:
     return path
 
 
+# run_standalone's code for a case this interpreter cannot parse (a grammar
+# newer than it: 3.14 t-strings, 3.15's PEP 798 on 3.12): its exit 1 is the
+# interpreter's SyntaxError, not the case's "reproduces". Above any real exit
+# status (0-255; negative: signals).
+DOES_NOT_PARSE = 256
+_PARSE_ERRORS = ("SyntaxError:", "IndentationError:", "TabError:")
+
+
+def does_not_parse(returncode: int, stderr: str) -> bool:
+    """Did ``python CASE`` exit because the interpreter could not parse the
+    case: exit 1 with a syntax error and no traceback (one raised while the
+    case runs, by ``compile()`` or ``exec``, has one)?"""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return returncode == 1 and bool(lines) and lines[-1].startswith(_PARSE_ERRORS) \
+        and not any(line.startswith("Traceback (most recent call last)") for line in lines)
+
+
 def run_standalone(text: str, interpreters: Iterable[Interpreter], *,
                    timeout_s: float = STANDALONE_TIMEOUT_S) -> dict[str, int]:
     """Run a case as ``python CASE`` in each interpreter's env, in parallel, each
     in a fresh process. Returns the exit code per interpreter name (-9 for a
-    run killed after timeout_s seconds; negative codes are signals)."""
+    run killed after timeout_s seconds; negative codes are signals;
+    DOES_NOT_PARSE where the interpreter cannot parse the case)."""
     interpreters = list(interpreters)
     with tempfile.TemporaryDirectory(prefix="tcfuzz-case-") as tmp:
         path = Path(tmp) / "case.py"
@@ -139,8 +158,10 @@ def run_standalone(text: str, interpreters: Iterable[Interpreter], *,
             env.pop("PYTHONPATH", None)  # nothing but torch
             try:
                 proc = subprocess.run([str(interp.python), str(path)], cwd=tmp, env=env, timeout=timeout_s,
-                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                return interp.name, proc.returncode
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                      text=True, errors="replace")
+                return interp.name, DOES_NOT_PARSE if does_not_parse(proc.returncode, proc.stderr) \
+                    else proc.returncode
             except subprocess.TimeoutExpired:
                 return interp.name, -9
 

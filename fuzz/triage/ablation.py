@@ -39,7 +39,7 @@ _COMPILE = re.compile(r"torch\.compile\(([^()]*)fullgraph=FULLGRAPH\)")
 @dataclasses.dataclass(frozen=True)
 class Cell:
     """One ablation setting and its verdict per interpreter name
-    ("reproduces", "passes", "hangs", "not run: <why>")."""
+    ("reproduces", "passes", "hangs", "does not parse", "not run: <why>")."""
 
     backend: str
     dynamic: bool
@@ -60,6 +60,8 @@ def variant(text: str, *, backend: str, dynamic: bool, fullgraph: bool) -> str |
 
 def verdict_of(code: int) -> str:
     """``python CASE``'s exit code as a verdict."""
+    if code == store.DOES_NOT_PARSE:
+        return "does not parse"
     return "hangs" if code == -9 else ("passes" if code == 0 else "reproduces")
 
 

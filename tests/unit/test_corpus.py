@@ -3,6 +3,7 @@ import inspect
 import os
 import sys
 import textwrap
+from pathlib import Path
 import tomllib
 
 import pytest
@@ -132,6 +133,26 @@ def test_with_replay_records_python_case_exit_codes():
     text = store.with_replay(_case(PROGRAM, sig), {"3.12": 1, "3.13": 0}, "2.12.0+cu130")
     assert tomllib.loads(read_pep723(text)["content"])["tool"]["tcfuzz"]["replay"] == {
         "3.12/2.12.0": "reproduces", "3.13/2.12.0": "does not reproduce"}
+
+
+def test_a_case_an_interpreter_cannot_parse_does_not_reproduce_there(tmp_path):
+    """Exit 1 is also Python's status for a SyntaxError: a 3.15-grammar case
+    run on 3.11 was recorded as reproducing there (fresh-clone graph-break
+    case c07bc0d0ca6a, replay "3.11/2.15.0" = "reproduces")."""
+    from fuzz.campaign.interpreters import Interpreter
+
+    here = Interpreter("host", Path(sys.executable))
+    newer = "import sys\nxs = [[1], [2]]\nprint([*x for x in xs])\nsys.exit(1)\n"  # PEP 798, 3.15
+    raising = "import sys\ncompile('1 +', 'x', 'exec')\n"  # a SyntaxError while the case runs
+    codes = {name: store.run_standalone(text, [here])["host"]
+             for name, text in (("newer", newer), ("raising", raising), ("exits", "import sys\nsys.exit(1)\n"))}
+    if sys.version_info < (3, 15):
+        assert codes["newer"] == store.DOES_NOT_PARSE
+    assert codes["raising"] == 1 and codes["exits"] == 1
+    sig = Signature("graph-break", "dynamo", "Attempt to trace generator", ("3.15",))
+    text = store.with_replay(_case(PROGRAM, sig), {"3.15": 1, "3.12": store.DOES_NOT_PARSE}, "2.15.0")
+    assert tomllib.loads(read_pep723(text)["content"])["tool"]["tcfuzz"]["replay"] == {
+        "3.15/2.15.0": "reproduces", "3.12/2.15.0": "does not reproduce"}
 
 
 # ---------------------------------------------------------------- the divergence runner and the call plan
