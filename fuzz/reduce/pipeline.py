@@ -27,7 +27,10 @@ Three stages, each keeping only candidates that pass the check:
              smaller (median 28 lines / 249 tokens against shrinkray's 63 / 574
              over 14 cases, benchmarks/minimize.py; shrinkray reached a median
              22 oracle calls in that time, pysource-minimize 85); and it
-             installs in the host venv (shrinkray needs Python >= 3.12);
+             installs in the host venv (shrinkray needs Python >= 3.12).
+             A program the host cannot parse (newer grammar) gets
+             ``source/lines`` instead (fuzz.reduce.line_passes), and the
+             syntax-tree passes once it parses;
   tidy       names (pysource-minimize's ``unique_name_N``), bare constants,
              unused imports, readable names for numbered ones (``t2`` ->
              ``x``, ``it6`` -> ``it``: fuzz.reduce.names), unused arguments of
@@ -61,6 +64,7 @@ from fuzz.corpus.render import code_lines, program_body
 from fuzz.errors import CouldNotMinimize
 from fuzz.reduce import names
 from fuzz.reduce.flow_passes import reduce_bypass, reduce_dataflow, size
+from fuzz.reduce.line_passes import reduce_lines
 from fuzz.triage.signature import Kind, Signature, causes, findings
 from fuzz.campaign.workers import RUN_TIMEOUT_S, Task, WorkerPool
 
@@ -712,11 +716,14 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
     tidy_at = deadline - min(TIDY_RESERVE_S, budget_s * 0.1)
     if not parses_here(oracle.best):
         # grammar newer than the host's Python (a 3.14/3.15-gated program on a
-        # 3.11 host): the source and tidy passes work on syntax trees, so only
-        # the generator stage above could reduce it
-        log.info("the program does not parse on the host's Python %d.%d: only the generator stage reduces it",
+        # 3.11 host): the source and tidy passes work on syntax trees, so
+        # statements are deleted by lines (fuzz.reduce.line_passes) until the
+        # program parses here, if it comes to that
+        log.info("the program does not parse on the host's Python %d.%d: statements deleted by lines",
                  *sys.version_info[:2])
-        stages = [s for s in stages if s not in ("source", "tidy")]
+        stage("source", lambda: reduce_lines(oracle, entry, inputs, jobs), tidy_at)
+        if not parses_here(oracle.best):
+            stages = [s for s in stages if s not in ("source", "tidy")]
     stage("source", lambda: reduce_dataflow(oracle, entry), tidy_at)
     stage("source", lambda: reduce_statements(oracle, keep, jobs), tidy_at)
     stage("source", lambda: reduce_bypass(oracle, entry, jobs), tidy_at)

@@ -326,3 +326,86 @@ def test_an_input_returned_in_place_of_the_value_takes_its_whole_computation():
     assert next(returned_input_candidates(first), None) is None  # already returns a parameter
     result = minimize_source(source, lambda s: "12345" in s, budget_s=30, stages=("source",))
     assert "autograd" not in result.source and result.passes["source/dataflow"][1] >= 1, result.source
+
+
+NEWEST_GRAMMAR = """import torch
+
+def f(t0, t1, n):
+    t2 = torch.tanh(t0)
+    groups2 = [[t0, t0], [t0 * n], []]
+    flat4 = [*g3 for g3 in groups2]
+    t2 = flat4[0] + flat4[-1] * len(flat4)
+    for x5 in [t0, t1]:
+        try:
+            xs6 = [torch.tanh(t0), torch.tanh(t0)]
+            raise ValueError("u0")
+        except ValueError, IndexError:
+            t2 = torch.tanh(t0)
+        torch._dynamo.graph_break()
+    t2 = torch.tanh(sum((torch.tanh(t0) for x7 in [t0, t1]), t2))
+    return t2
+
+def inputs():
+    return (torch.ones(3), torch.ones(3), 3)
+"""
+
+
+def _parses(source: str) -> bool:
+    import ast
+    try:
+        ast.parse(source)
+    except SyntaxError:
+        return False
+    return True
+
+
+def _runs_on_the_workers(source: str) -> bool:
+    """A stand-in for the workers' interpreters (3.15): the program parses
+    once its 3.15 grammar is written the 3.11 way, and reads no unbound name."""
+    older = source.replace("[*g3 for g3 in groups2]", "[g3 for g3 in groups2]").replace(
+        "except ValueError, IndexError:", "except (ValueError, IndexError):")
+    if not _parses(older):
+        return False
+    bound = {"groups2": "groups2 =", "flat4": "flat4 =", "t2": "t2 ="}
+    return all(f"{assigned}" in older for name, assigned in bound.items()
+               if name in older.replace(assigned, ""))
+
+
+def test_a_program_the_host_cannot_parse_is_reduced_by_lines_then_by_syntax_trees():
+    """The fresh-clone graph-break case c07bc0d0ca6a's shape: 3.15 grammar
+    (PEP 798, PEP 758) on a host that cannot parse it, and a break (the
+    generator expression) that needs none of it: the lines that need 3.15
+    go, then the syntax-tree passes finish."""
+    import sys
+
+    from fuzz.reduce.line_passes import statements, without
+
+    def check(source: str) -> bool:
+        return _runs_on_the_workers(source) and "for x7 in" in source and "return (torch.ones(3)" in source
+
+    if sys.version_info >= (3, 15):
+        pytest.skip("the host parses 3.15 grammar")
+    assert not _parses(NEWEST_GRAMMAR) and check(NEWEST_GRAMMAR)
+    result = minimize_source(NEWEST_GRAMMAR, check, budget_s=60)
+    assert check(result.source) and _parses(result.source)
+    assert result.lines_after <= 5, result.source
+    assert result.passes["source/lines"][1] >= 1 and "source/pysource-minimize" in result.passes, result.passes
+    # a compound statement deletes with its clauses; an emptied block gets pass
+    lines = NEWEST_GRAMMAR.splitlines()
+    spans = statements(lines)
+    handled = next(s for s in spans if lines[s[0]].strip() == "try:")
+    assert lines[handled[1] - 1].strip() == "t2 = torch.tanh(t0)"
+    handler = next(s for s in spans if lines[s[0]].strip() == "t2 = torch.tanh(t0)" and s[0] > handled[0])
+    assert without(lines, *handler)[handler[0]].strip() == "pass"
+
+
+def test_the_line_pass_hoists_blocks_and_returns_an_input():
+    from fuzz.reduce.line_passes import hoisted, returned_inputs
+
+    lines = ["def f(x, n: int = 2):", "    for i in range(n):", "        y = x * i", "        z = y + 1",
+             "    return [*y for y in z]"]
+    assert hoisted(lines, 1, 4) == ["def f(x, n: int = 2):", "    y = x * i", "    z = y + 1",
+                                    "    return [*y for y in z]"]
+    assert hoisted(lines, 0, 5) is None  # a function stays
+    assert [c[-1] for c in returned_inputs(lines, 4, 5, "f")] == ["    return x", "    return n"]
+    assert returned_inputs(lines, 2, 3, "f") == []
