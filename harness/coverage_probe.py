@@ -35,7 +35,8 @@ after AOTAutograd: forward and backward).
 such process and prints ``dynamo_line_coverage``, the share of those
 statements executed (and ``inductor_line_coverage``,
 ``functorch_line_coverage`` for Inductor; every ``.py`` file under the
-folder counts, imported or not). Coverage starts before torch is imported,
+folder counts, imported or not; ``inductor_cpu_line_coverage`` leaves out
+the files only a GPU or distributed run executes, ``ACCELERATOR_ONLY``). Coverage starts before torch is imported,
 so the statements a module runs at import count (as ``coverage run`` counts
 them); Inductor's caches stay on, in a cache folder of the probe's own.
 
@@ -53,6 +54,7 @@ import dis
 import io
 import json
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -113,6 +115,17 @@ def _alarm(signum: int, frame: Any) -> None:
 
 # Backends the line probe can compile with, and the folders of torch (under
 # torch/) whose statements it measures for each.
+# Files of torch/_inductor whose code serves only a GPU or other accelerator
+# backend (Triton, CUDA, ROCm, CUTLASS, CuTe DSL, Pallas, MPS, Halide, XPU,
+# MTIA, CUDA graphs, vendored GPU GEMM kernels) or distributed training
+# (collectives, bucketing, overlap scheduling): a CPU run cannot execute them.
+# ``inductor_cpu_line_coverage`` leaves them out; ``inductor_line_coverage``
+# counts every file. A rule of ours, by path (torch 2.12.0-2.15.0 layout).
+ACCELERATOR_ONLY = re.compile(
+    r"(triton|cuda|rocm|cutlass|cutedsl|nv_universal|pallas|mps|halide|flydsl|vendored|quack|flex_gemm"
+    r"|xpu|mtia|gfx|/ck/|/ck_|metal|tlx|helion|comms|comm_|bucketing|overlap|micro_pipeline|fsdp|distributed"
+    r"|nccl|autoheuristic)", re.IGNORECASE)
+
 BACKENDS: dict[str, tuple[str, ...]] = {
     "eager": ("_dynamo",),
     "inductor": ("_dynamo", "_inductor", "_functorch"),
@@ -298,7 +311,7 @@ def line_report(data_file: str, backend: str = "eager") -> dict[str, Any]:
     cov.combine([os.path.dirname(os.path.abspath(data_file))], keep=True)
     report: dict[str, Any] = {}
     for folder, root in zip(BACKENDS[backend], roots):
-        statements = executed = 0
+        statements = executed = cpu_statements = cpu_executed = 0
         for path, _, files in os.walk(root):
             for name in files:
                 if name.endswith(".py"):
@@ -310,10 +323,16 @@ def line_report(data_file: str, backend: str = "eager") -> dict[str, Any]:
                         continue
                     statements += len(lines)
                     executed += len(lines) - len(missing)
+                    if not ACCELERATOR_ONLY.search(os.path.relpath(os.path.join(path, name), torch_root)):
+                        cpu_statements += len(lines)
+                        cpu_executed += len(lines) - len(missing)
         key = folder.strip("_")
         report[f"{key}_line_coverage"] = executed / statements if statements else 0.0
         report[f"{key}_lines_executed"] = executed
         report[f"{key}_statements"] = statements
+        if folder == "_inductor":
+            report["inductor_cpu_line_coverage"] = cpu_executed / cpu_statements if cpu_statements else 0.0
+            report["inductor_cpu_statements"] = cpu_statements
     return report
 
 

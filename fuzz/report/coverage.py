@@ -35,8 +35,10 @@ log = logging.getLogger(__name__)
 JSON_KEYS = ("opcodes_seen", "dynamo_opcodes", "dynamo_opcode_coverage", "dynamo_line_coverage", "programs")
 # Further keys with --backend inductor: aten_ops and torch_ops are counts
 # (the names are in aten_op_names / torch_op_names).
+# inductor_cpu_line_coverage: of the torch/_inductor files a CPU run can execute
+# (harness.coverage_probe.ACCELERATOR_ONLY leaves out the GPU/distributed ones).
 INDUCTOR_JSON_KEYS = ("aten_ops", "torch_ops", "inductor_line_coverage", "functorch_line_coverage",
-                      "aten_op_names", "torch_op_names", "outcomes")
+                      "inductor_cpu_line_coverage", "aten_op_names", "torch_op_names", "outcomes")
 # Backends `tcfuzz coverage --backend` accepts (harness.coverage_probe.BACKENDS).
 BACKENDS = ("eager", "inductor")
 # Wall-clock limit of one interpreter's probe, per program, in seconds (a
@@ -196,6 +198,7 @@ def render_table(measured: dict[str, Any], generator: str) -> str:
         )
         if "aten_ops" in entry:
             rows.append(f"{'':<7} inductor: {entry['aten_ops']} aten ops, {entry['torch_ops']} torch ops; line cov "
-                        f"torch/_inductor {entry['inductor_line_coverage']:.3f}, "
+                        f"torch/_inductor {entry['inductor_line_coverage']:.3f} "
+                        f"(its CPU-reachable files {entry.get('inductor_cpu_line_coverage', 0.0):.3f}), "
                         f"torch/_functorch {entry['functorch_line_coverage']:.3f}; programs {entry['outcomes']}")
     return "\n".join(rows)

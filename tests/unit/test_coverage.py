@@ -70,11 +70,26 @@ def test_inductor_json_adds_the_operator_and_inductor_keys() -> None:
         "dynamo_line_coverage": 0.2, "programs": 2, "outcomes": {"ok": 2}, "aten_ops": 2, "torch_ops": 1,
         "aten_op_names": ["aten.add", "aten.mm"], "torch_op_names": ["matmul"],
         "inductor_line_coverage": 0.4, "functorch_line_coverage": 0.3, "inductor_statements": 10,
+        "inductor_cpu_line_coverage": 0.5,
     }
     out = as_json({"interpreters": {"3.12": entry}})["interpreters"]["3.12"]
     assert set(out) == set(JSON_KEYS) | set(INDUCTOR_JSON_KEYS)
     assert out["aten_ops"] == 2 and out["inductor_line_coverage"] == 0.4
-    assert "2 aten ops" in render_table({"interpreters": {"3.12": entry}}, "ours")
+    table = render_table({"interpreters": {"3.12": entry}}, "ours")
+    assert "2 aten ops" in table and "torch/_inductor 0.400 (its CPU-reachable files 0.500)" in table
+
+
+@pytest.mark.parametrize("path, accelerator_only", [
+    ("_inductor/codegen/triton.py", True), ("_inductor/runtime/triton_heuristics.py", True),
+    ("_inductor/codegen/cuda/cuda_kernel.py", True), ("_inductor/cudagraph_trees.py", True),
+    ("_inductor/fx_passes/micro_pipeline_tp.py", True), ("_inductor/codegen/pallas.py", True),
+    ("_inductor/codegen/cpp.py", False), ("_inductor/scheduler.py", False), ("_inductor/lowering.py", False),
+    ("_inductor/codegen/cpp_wrapper_cpu.py", False), ("_inductor/select_algorithm.py", False),
+])
+def test_the_cpu_figure_leaves_out_only_accelerator_and_distributed_files(path, accelerator_only) -> None:
+    from harness.coverage_probe import ACCELERATOR_ONLY
+
+    assert bool(ACCELERATOR_ONLY.search(path)) is accelerator_only
 
 
 def test_bad_arguments_are_usage_errors(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
