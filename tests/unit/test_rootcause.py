@@ -188,6 +188,9 @@ def _case_outcome(sig: Signature, backend: str) -> Outcome:
     if aspect == Aspect.EXCEPTION_MESSAGE.value:
         error_type = observed.split("@", 1)[0].split(":", 1)[1]
     compiled_type = error_type.split("->")[-1] if error_type else None
+    if root.startswith("wrong-result") and compiled_type not in (None, "None"):
+        # a compiled exception keyed as a wrong result is autograd observing the wrong grad mode
+        message = "element 0 of tensors does not require grad and does not have a grad_fn"
     results = [CallResult(label=c, exc_type=None if compiled_type in (None, "None") else compiled_type,
                           exc_message=message) for c in ("fresh", "cached", "guard", "shape")]
     return Outcome(program_id="p", interpreter=sig.interpreters[0], backend=backend, verdict=Verdict.DIVERGENCE,
