@@ -723,6 +723,11 @@ def build_parser() -> argparse.ArgumentParser:
     cov.add_argument("--default-compile", action="store_true",
                      help="compile every program with torch.compile's defaults (default: the settings a "
                           "campaign draws for each program's seed: dynamic, marked dims, max-autotune, config keys)")
+    cov.add_argument("--torch", help="measure torch RELEASE (e.g. 2.12.0) instead of each env's own: an env made "
+                                     "with uv as for tcfuzz run --torch, given the coverage package")
+    cov.add_argument("--data-dir", metavar="DIR",
+                     help="keep the coverage data in DIR/<python>/.coverage, with missed.tsv: each measured file's "
+                          "statements and missed ones, most missed first")
     cov.add_argument("--json", action="store_true", help="print JSON: {interpreters: {name: {...}}}")
     cov.set_defaults(func=cmd_coverage)
     return parser
@@ -738,9 +743,24 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         raise UsageError(f"Expected --generator to be one of {', '.join(SOURCES)} but got --generator {args.generator}")
     if args.programs < 1:
         raise UsageError(f"Expected --programs to be at least 1 but got --programs {args.programs}")
-    measured = coverage.measure(interpreters.parse_list(args.python), programs=args.programs,
-                                generator=args.generator, seed=args.seed, lines=not args.no_lines,
-                                backend=args.backend, vary_compile=not args.default_compile)
+    if args.torch:
+        from fuzz.campaign import torch_envs
+
+        chosen = cells.choose(args.python, cells.Matrix.NEWEST, args.torch)
+        for name, reason in chosen.unavailable.items():
+            print(f"tcfuzz: Python {name} is unavailable: {reason}", file=sys.stderr)
+        probed = chosen.interpreters
+        for interp in probed if not args.no_lines else ():
+            torch_envs.ensure_packages(interp, coverage.PROBE_REQUIREMENTS)
+    else:
+        probed = interpreters.parse_list(args.python)
+    try:
+        measured = coverage.measure(probed, programs=args.programs,
+                                    generator=args.generator, seed=args.seed, lines=not args.no_lines,
+                                    backend=args.backend, vary_compile=not args.default_compile,
+                                    data_dir=Path(args.data_dir).resolve() if args.data_dir else None)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     if args.json:
         print(json.dumps(coverage.as_json(measured)))
     else:

@@ -215,7 +215,7 @@ def run_compiled(source: str, index: int, timeout_s: float, workdir: str,
             drawn = CompileSettings.from_json(settings)
             compiled = drawn.compile(module.f, backend=recorder if recorder is not None else backend,
                                      fullgraph=False)
-            with drawn.patched():
+            with drawn.patched(), drawn.calling():
                 for _ in range(CALLS):
                     torch.manual_seed(0)
                     compiled(*module.inputs())
@@ -273,13 +273,11 @@ def measure_lines(sources: list[str], timeout_s: float, data_file: str, start: i
         # (a module's definitions) run in every campaign process too
         cov.start()
         try:
+            # Inductor's compile_threads left at its default, as in a
+            # campaign's workers: on a machine of more than one core its C++
+            # kernels build in a pool of compile subprocesses (whose own
+            # statements are not measured; the pool's host side is)
             import torch
-
-            if backend == "inductor":
-                import torch._inductor.config
-
-                # one compile process: the probe shares the machine with the campaign's workers
-                torch._inductor.config.compile_threads = 1
             for index in range(start, len(sources)):
                 print(f"{PROGRESS} {index}", file=sys.stderr, flush=True)
                 recorder = OpRecorder() if backend == "inductor" else None
@@ -297,11 +295,15 @@ def measure_lines(sources: list[str], timeout_s: float, data_file: str, start: i
             cov.save()
 
 
-def line_report(data_file: str, backend: str = "eager") -> dict[str, Any]:
+def line_report(data_file: str, backend: str = "eager", missed_file: str | None = None) -> dict[str, Any]:
     """Share of the statements of each torch folder of ``BACKENDS[backend]``
     in the combined data files of ``measure_lines`` (``data_file`` and its
     suffixed siblings): ``dynamo_line_coverage`` (``inductor_...``,
-    ``functorch_...``), with ``..._lines_executed`` and ``..._statements``."""
+    ``functorch_...``), with ``..._lines_executed`` and ``..._statements``.
+    With ``missed_file``, also writes there a tab-separated table of every
+    measured file, most missed statements first: ``statements``,
+    ``missed``, ``path`` (under torch/), ``accelerator_only`` (1 if
+    ``ACCELERATOR_ONLY`` matches it)."""
     import coverage
     import torch
 
@@ -310,6 +312,7 @@ def line_report(data_file: str, backend: str = "eager") -> dict[str, Any]:
     cov = coverage.Coverage(data_file=data_file, include=[os.path.join(r, "*") for r in roots], branch=False)
     cov.combine([os.path.dirname(os.path.abspath(data_file))], keep=True)
     report: dict[str, Any] = {}
+    rows: list[tuple[int, int, str, int]] = []
     for folder, root in zip(BACKENDS[backend], roots):
         statements = executed = cpu_statements = cpu_executed = 0
         for path, _, files in os.walk(root):
@@ -323,7 +326,10 @@ def line_report(data_file: str, backend: str = "eager") -> dict[str, Any]:
                         continue
                     statements += len(lines)
                     executed += len(lines) - len(missing)
-                    if not ACCELERATOR_ONLY.search(os.path.relpath(os.path.join(path, name), torch_root)):
+                    relative = os.path.relpath(os.path.join(path, name), torch_root)
+                    accelerator = bool(ACCELERATOR_ONLY.search(relative))
+                    rows.append((len(lines), len(missing), relative, int(accelerator)))
+                    if not accelerator:
                         cpu_statements += len(lines)
                         cpu_executed += len(lines) - len(missing)
         key = folder.strip("_")
@@ -333,6 +339,11 @@ def line_report(data_file: str, backend: str = "eager") -> dict[str, Any]:
         if folder == "_inductor":
             report["inductor_cpu_line_coverage"] = cpu_executed / cpu_statements if cpu_statements else 0.0
             report["inductor_cpu_statements"] = cpu_statements
+    if missed_file is not None:
+        with open(missed_file, "w") as fh:
+            fh.write("statements\tmissed\tpath\taccelerator_only\n")
+            for row in sorted(rows, key=lambda r: (-r[1], r[2])):
+                fh.write("\t".join(map(str, row)) + "\n")
     return report
 
 
@@ -370,13 +381,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="run the programs for line coverage of torch/_dynamo, into DATA_FILE (see measure_lines)")
     parser.add_argument("--start", type=int, default=0, help="with --lines-only: the first program to run")
     parser.add_argument("--report", metavar="DATA_FILE", help="only print the line coverage of DATA_FILE's data")
+    parser.add_argument("--missed", metavar="TSV_FILE",
+                        help="with --report: also write each measured file's statements and missed ones there")
     parser.add_argument("--settings", metavar="JSON_FILE",
                         help="with --lines-only: a list of compile settings, one per program (harness.settings)")
     parser.add_argument("--backend", choices=sorted(BACKENDS), default="eager",
                         help="with --lines-only and --report: the backend compiled with and the folders measured")
     args = parser.parse_args(argv)
     if args.report:
-        sys.stdout.write(json.dumps(line_report(args.report, args.backend)) + "\n")
+        sys.stdout.write(json.dumps(line_report(args.report, args.backend, args.missed)) + "\n")
         return 0
     if not args.programs:
         parser.error("PROGRAMS is required unless --report")

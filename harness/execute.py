@@ -407,7 +407,8 @@ def run_program(
     """Run ``program`` eagerly twice and compiled with ``backend`` once, each
     run making the calls of the program's plan (at most ``calls`` of them);
     compiled with ``settings`` (harness.settings; None: torch.compile's
-    defaults), which the outcome records.
+    defaults), which the outcome records; every run's calls in
+    ``settings.calling()`` (no_grad with freezing).
 
     Returns an Outcome; failures of the program are recorded in it, never raised.
     Raises ValueError for an unknown backend or a device this interpreter
@@ -441,13 +442,15 @@ def run_program(
         log.info("phase %s %s %s", Phase.EAGER, program.program_id, backend)
         mod_a = load_module(program, path)
         # eager A decides the plan from its first call's inputs (inputs() may count its calls)
-        eager_a = _run(mod_a, program, getattr(mod_a, program.entry), None, calls=calls, device=device)
+        with settings.calling():
+            eager_a = _run(mod_a, program, getattr(mod_a, program.entry), None, calls=calls, device=device)
         plan = eager_a.plan
         outcome.eager_s = sum(c.result.elapsed_s for c in eager_a.calls)
         outcome.state_left += eager_a.undone[:MAX_NOTES]
         fresh_start()
         mod_b = load_module(program, path)
-        eager_b = _run(mod_b, program, getattr(mod_b, program.entry), plan, device=device)
+        with settings.calling():
+            eager_b = _run(mod_b, program, getattr(mod_b, program.entry), plan, device=device)
         outcome.eager = [c.result for c in eager_a.calls]
         flaky_aspect, flaky_call = _first_difference(eager_a, eager_b, notes=outcome.incomparable)
         if flaky_aspect:
@@ -459,7 +462,7 @@ def run_program(
         mod_c = load_module(program, path)
         counter = observe.GraphCounter(backend_fn)
         compiled_fn = settings.compile(getattr(mod_c, program.entry), backend=counter, fullgraph=fullgraph)
-        with observe.record_graph_breaks() as breaks, settings.patched(), (
+        with observe.record_graph_breaks() as breaks, settings.patched(), settings.calling(), (
                 torch.compiler.set_stance(stance) if stance else contextlib.nullcontext()):
             compiled = _Run()
             for i, label in enumerate(plan):
@@ -483,7 +486,8 @@ def run_program(
             fresh_start()
             mod_r = load_module(program, path)
             try:
-                fp64_run = _run(mod_r, program, getattr(mod_r, program.entry), plan, fp64=True, device="cpu")
+                with settings.calling():
+                    fp64_run = _run(mod_r, program, getattr(mod_r, program.entry), plan, fp64=True, device="cpu")
                 aspect, call = _first_difference(eager_a, compiled, fp64_run)
             except _NoReference as e:  # no float64 variant of the inputs: eager's value decides
                 outcome.incomparable.append(f"no float64 reference: {e}")

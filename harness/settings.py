@@ -43,14 +43,20 @@ DYNAMIC_TRUE_PERCENT = 10
 DYNAMIC_FALSE_PERCENT = 10
 MARK_DYNAMIC_PERCENT = 10
 MODE_PERCENT = 5  # inductor only: max-autotune benchmarks GEMM templates, slow on CPU
+# Share (percent) of the programs drawn ``freezing`` and not max-autotune
+# that get max-autotune too: Inductor's C++ GEMM templates (and their
+# benchmarking) apply only to constant weights, which freezing makes; the two
+# together are the CPU inference setting PyTorch's CPU tutorials recommend.
+FREEZING_AUTOTUNE_PERCENT = 50
 # Inductor config keys that change the code it generates and keep what it
 # computes, each with its value there and the share of inductor programs
 # (percent) that get it (torch/_inductor/config.py; every key exists in
 # torch 2.12.0 and 2.15.0). ``freezing`` only acts on
 # graphs compiled with grad disabled (compile_fx: ``config.freezing and not
-# torch.is_grad_enabled()``), and inlines parameters as constants, which is
-# only sound while nobody updates them: drawn only for programs without
-# modules or leaves that require grad (``FREEZING_EXCLUDED``).
+# torch.is_grad_enabled()``), so a program drawn it is called under no_grad
+# (``CompileSettings.calling``); it inlines parameters as constants, which is
+# only sound while nobody updates them: never drawn for programs with the
+# features of ``FREEZING_EXCLUDED``.
 PRE_GRAD_FUSION_OPTIONS: dict[str, dict[str, Any]] = {name: {} for name in (
     "normalization_pass", "merge_splits_pass", "split_cat_pass", "unbind_stack_pass", "merge_getitem_cat_pass",
     "mutate_cat_pass", "split_cat_to_slices_pass", "unbind_cat_to_view_pass", "split_stack_to_cats_pass",
@@ -87,7 +93,11 @@ INDUCTOR_KEYS: tuple[tuple[str, Any, int], ...] = (
 DYNAMO_KEYS: tuple[tuple[str, Any, int, str], ...] = (
     ("capture_scalar_outputs", True, 50, "tensor-item"),
 )
-FREEZING_EXCLUDED = frozenset({"tensor-module", "nn-module", "tensor-backward", "requires-grad"})
+# (a module-level ``nn.Module`` whose forward reads its parameter, feature
+# ``tensor-module``, is what freezing is for: its calls run under no_grad,
+# ``CompileSettings.calling``; ``nn-module`` builds one in ``f`` and may add
+# to its buffer)
+FREEZING_EXCLUDED = frozenset({"nn-module", "tensor-backward", "requires-grad"})
 # Most (input index, dim) pairs marked, and the range of each.
 MAX_MARKS = 2
 MARK_INPUTS = 3
@@ -222,19 +232,38 @@ class CompileSettings:
                 stack.enter_context(dynamo_config.patch(dict(self.dynamo)))
             yield
 
+    @property
+    def no_grad_calls(self) -> bool:
+        """True if the program's calls run under ``torch.no_grad()``, eager
+        and compiled alike: with ``freezing``, which Inductor applies only to
+        a graph compiled while grad is disabled (compile_fx: ``config.freezing
+        and not torch.is_grad_enabled()``), the way inference code calls it."""
+        return ("freezing", True) in self.inductor
+
+    def calling(self) -> contextlib.AbstractContextManager[Any]:
+        """The context every call of the program runs in, eager and compiled
+        (``torch.no_grad()`` where ``no_grad_calls``, else nothing)."""
+        if not self.no_grad_calls:
+            return contextlib.nullcontext()
+        import torch
+
+        return torch.no_grad()
+
     def runner_block(self) -> str:
         """The ``__main__`` block a corpus case with these settings has
         before its runner: ``torch.compile`` rebound to a function that
         compiles as the harness did (``dynamic``, ``mode`` where the backend
         is "inductor", the config keys patched around each call, the dims
-        marked before it); keyword arguments the runner passes win. "" for
-        the defaults."""
+        marked before it; grad disabled for both runs where ``no_grad_calls``);
+        keyword arguments the runner passes win. "" for the defaults."""
         if self.is_default:
             return ""
         lines = [
             'if __name__ == "__main__":  # compile as the harness did: these compile settings (tcfuzz harness/settings.py)',
             "    import functools" if self.mark_dynamic else "",
             "    import torch._dynamo, torch._inductor.config",
+            ("    torch.set_grad_enabled(False)  # eager and compiled called under no_grad: freezing acts only then"
+             if self.no_grad_calls else ""),
             "    def _compile(fn, *, _compile=torch.compile, **options):",
         ]
         if self.dynamic is not None:
@@ -267,7 +296,8 @@ def draw(seed: int | None, backend: str, features: Sequence[str] = ()) -> Compil
     defaults): ``dynamic`` and ``mark_dynamic`` from ``random.Random`` keyed
     by the seed alone, the same on every backend; ``mode`` and ``inductor``
     keys only for INDUCTOR_BACKENDS, from a second one; ``freezing`` never for
-    a program with a feature in FREEZING_EXCLUDED; DYNAMO_KEYS for programs
+    a program with a feature in FREEZING_EXCLUDED, and with max-autotune for
+    FREEZING_AUTOTUNE_PERCENT of the others (from a third); DYNAMO_KEYS for programs
     with their feature, from a third. Shares: the ``*_PERCENT`` constants and
     the key tables."""
     if seed is None:
@@ -294,4 +324,7 @@ def draw(seed: int | None, backend: str, features: Sequence[str] = ()) -> Compil
             value = rng.choice(value)
         if drawn and not (key == "freezing" and FREEZING_EXCLUDED & set(features)):
             keys.append((key, value))
+    if mode is None and ("freezing", True) in keys and (
+            random.Random(f"compile-freezing-{seed}").randrange(100) < FREEZING_AUTOTUNE_PERCENT):
+        mode = MAX_AUTOTUNE
     return CompileSettings(dynamic=dynamic, mark_dynamic=marks, mode=mode, inductor=tuple(keys), dynamo=dynamo)

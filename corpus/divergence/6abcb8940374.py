@@ -366,11 +366,11 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
         return tuple(plan[:limit] if limit else plan)
 
 
-    def reset_global_state() -> None:
-        """Grad mode on, default dtype float32: torch's process-wide state at the start of each call."""
+    def reset_global_state(grad_enabled: bool = True) -> None:
+        """Grad mode ``grad_enabled``, default dtype float32: torch's process-wide state at the start of each call."""
         import torch
 
-        torch.set_grad_enabled(True)
+        torch.set_grad_enabled(grad_enabled)
         torch.set_default_dtype(torch.float32)
 
 
@@ -395,11 +395,15 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
         before the first call and from that call's inputs before the call can
         change them; ``calls`` holds it from then on. Module state is changed only
         as the plan says: the guard mutation before the ``guard`` call, grad mode
-        and default dtype reset before each call and after the last.
+        (to what it was when the plan was made: off for a program called under
+        no_grad) and default dtype reset before each call and after the last.
         """
 
         def __init__(self, module: types.ModuleType, make_inputs: Callable[[], Any],
                      calls: Sequence[str] | None = None, *, limit: int | None = None, last: str | None = None):
+            import torch
+
+            self.grad_enabled = torch.is_grad_enabled()
             self.module, self.make_inputs = module, make_inputs
             self.calls = None if calls is None else tuple(Call(c) for c in calls)
             self.limit, self.last = limit, last
@@ -412,7 +416,7 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
             todo = list(self.calls if self.calls is not None else (Call.FRESH,))
             while todo:
                 call = todo.pop(0)
-                reset_global_state()
+                reset_global_state(self.grad_enabled)
                 if call is Call.GUARD:
                     mutate_for_guard(self.module)
                 seed_rngs()
@@ -434,7 +438,7 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
                         pass
                 seed_rngs()
                 yield call, args
-            reset_global_state()
+            reset_global_state(self.grad_enabled)
     # The runs.
     import contextlib, io, re, sys, types
     from torch._dynamo.utils import same

@@ -99,9 +99,9 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
     from typing import Any
     def is_program_class(value: Any, module: types.ModuleType) -> bool:
         return isinstance(value, type) and value.__module__ == module.__name__
-    def reset_global_state() -> None:
+    def reset_global_state(grad_enabled: bool = True) -> None:
         import torch
-        torch.set_grad_enabled(True)
+        torch.set_grad_enabled(grad_enabled)
         torch.set_default_dtype(torch.float32)
     def seed_rngs() -> None:
         import torch
@@ -109,14 +109,15 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
         random.seed(0)
     PLAN = ("fresh", "cached")  # harness.plan.decide(..., last="cached"), whatever the module and its inputs
     def fresh_and_cached(make_inputs):  # the (call, args) of harness.plan.CallPlan(module, make_inputs, last="cached")
+        grad_enabled = torch.is_grad_enabled()
         for call in PLAN:
-            reset_global_state()
+            reset_global_state(grad_enabled)
             seed_rngs()
             args = make_inputs()
             args = args if isinstance(args, tuple) else (args,)
             seed_rngs()
             yield call, args
-        reset_global_state()
+        reset_global_state(grad_enabled)
     # The runs.
     import contextlib, io, re, sys, types
     from torch._dynamo.utils import same

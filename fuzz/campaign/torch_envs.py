@@ -162,6 +162,29 @@ def _make(base: Interpreter, release: str, path: Path, index_url: str | None) ->
     return ""
 
 
+def has_package(python: Path, name: str) -> bool:
+    """True if the env of ``python`` has distribution ``name`` installed (its
+    dist-info, no import)."""
+    lib = python.parent.parent / "lib"
+    return any(lib.glob(f"python3*/site-packages/{name}-*.dist-info"))
+
+
+def ensure_packages(interp: Interpreter, requirements: tuple[str, ...]) -> None:
+    """Install the missing ones of ``requirements`` ("coverage>=7.6": the
+    distribution name before any version bound) into ``interp``'s env with uv
+    (the envs of ``tcfuzz coverage --torch``, made before they got
+    ``coverage``). Raises HarnessError when uv fails."""
+    missing = [r for r in requirements if not has_package(interp.python, re.split(r"[<>=!~\[ ]", r)[0])]
+    if not missing:
+        return
+    log.info("installing %s into %s", " ".join(missing), interp.python)
+    proc = subprocess.run(uv_command() + ["pip", "install", "--quiet", "--python", str(interp.python), *missing],
+                          capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
+    if proc.returncode != 0:
+        raise HarnessError(f"uv could not install {' '.join(missing)} into {interp.python}: "
+                           f"{_last_line(proc.stderr)}")
+
+
 def _uv(command: list[str], path: Path) -> None:
     proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:

@@ -75,14 +75,15 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
     # <harness/plan.py>
     PLAN = ("fresh", "cached")  # harness.plan.decide(..., last="cached"), whatever the module and its inputs
     def fresh_and_cached(make_inputs):  # the (call, args) of harness.plan.CallPlan(module, make_inputs, last="cached")
+        grad_enabled = torch.is_grad_enabled()
         for call in PLAN:
-            reset_global_state()
+            reset_global_state(grad_enabled)
             seed_rngs()
             args = make_inputs()
             args = args if isinstance(args, tuple) else (args,)
             seed_rngs()
             yield call, args
-        reset_global_state()
+        reset_global_state(grad_enabled)
 """
 # What the fresh/cached runner uses of harness/plan.py.
 _FRESH_CACHED_NEEDS = ("is_program_class", "reset_global_state", "seed_rngs")

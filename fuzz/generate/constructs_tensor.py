@@ -80,6 +80,10 @@ def _claim_reductions(w: StatementWriter, lines: Iterable[str]) -> None:
 
 def _record(w: StatementWriter, graph: Graph, inputs: list[GraphInput], in_f: bool = True) -> None:
     w.features.update(f"op-{family.value}" for family in graph.families)
+    for name in sorted(graph.needs):
+        w.need(name)
+    if any("lambda " in line for line in graph.lines):  # a higher-order operator's function
+        w.features.add("closure")
     if in_f:
         _claim_reductions(w, graph.lines)
     if graph.grads:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+from fuzz.generate.prelude import PRELUDE
 from fuzz.generate.tensor_graph import MAX_SIZE, Graph, GraphInput, build, draw_inputs
 from fuzz.generate.tensor_ops import RandomChooser
 from fuzz.generate.tensor_types import DType
@@ -33,7 +34,7 @@ __all__ = ["GENERATOR", "GRAPHS", "PLACES", "graph_program"]
 
 # Program.generator of these programs; bump the suffix when a seed starts
 # meaning another program.
-GENERATOR = "tcfuzz.graphs.v1"
+GENERATOR = "tcfuzz.graphs.v2"
 # Graphs per program, with weights (one graph is the common case).
 GRAPHS: tuple[tuple[int, int], ...] = ((1, 5), (2, 3), (3, 2))
 # Operator calls of a program, all graphs together (split evenly among them).
@@ -91,6 +92,8 @@ def _features(graph: Graph, inputs: list[GraphInput]) -> set[str]:
     features = {"tensor-graph"} | {f"op-{family.value}" for family in graph.families}
     if graph.grads:
         features |= {"tensor-backward", "grad-mode"}
+    if any("lambda " in line for line in graph.lines):  # a higher-order operator's function
+        features.add("closure")
     if "torch._dynamo.graph_break()" in graph.lines:
         features |= {"graph-break", "tensor-graph-break"}
     dtypes = {i.value.dtype for i in inputs}
@@ -188,6 +191,7 @@ def graph_program(seed: int) -> Program:
     body: list[str] = []
     outputs = ["torch.tanh(grow)"]
     features: set[str] = set()
+    needs: set[str] = set()
     extra = random.Random(f"graphs-extra-{seed}")  # the epilogues' draws leave the graphs as they are
     for _ in range(count):
         inputs = draw_inputs(c, fresh, INPUTS_PER_GRAPH[0] + c.index(INPUTS_PER_GRAPH[1] - INPUTS_PER_GRAPH[0] + 1))
@@ -195,6 +199,7 @@ def graph_program(seed: int) -> Program:
         graph = build(c, [i.value for i in inputs], max(1, total // count), fresh, break_percent=breaks)
         lines, place = _place(c, graph, inputs, fresh("graph"))
         features |= _features(graph, inputs)
+        needs |= graph.needs
         features |= {"nested-function"} if place == "nested" else ({"no-grad", "grad-mode"} if place == "no-grad"
                                                                      else set())
         params += [i.value.name for i in inputs]
@@ -208,6 +213,7 @@ def graph_program(seed: int) -> Program:
     rng_seed = c.index(2**31)
     text = "\n".join([
         "import torch",
+        *(line for name in sorted(needs) for line in PRELUDE[name]),
         "",
         "",
         f"def f({', '.join(params)}):",

@@ -26,6 +26,7 @@ PRELUDE: dict[str, tuple[str, ...]] = {
     "collections.abc": ("import collections.abc",),
     "typing": ("import typing",),
     "inductor_config": ("import torch._inductor.config",),
+    "flex_attention": ("import torch.nn.attention.flex_attention",),
     "fallback_random": dedented("""
         # random ops: compiled code draws from the same RNG stream as eager
         torch._inductor.config.fallback_random = True

@@ -28,7 +28,13 @@ import dataclasses
 import re
 from collections.abc import Callable, Sequence
 
-from fuzz.generate import tensor_ops, tensor_ops_extra, tensor_ops_layout, tensor_ops_nn  # noqa: F401  (registers the rules)
+from fuzz.generate import (  # noqa: F401  (registers the rules)
+    tensor_ops,
+    tensor_ops_extra,
+    tensor_ops_hop,
+    tensor_ops_layout,
+    tensor_ops_nn,
+)
 from fuzz.generate.tensor_ops import RULES, Chooser, Family, OpRule
 from fuzz.generate.tensor_types import DType, TensorType, Value
 
@@ -47,6 +53,7 @@ FAMILY_WEIGHTS: dict[Family, int] = {
     Family.UNARY: 6, Family.BINARY: 7, Family.TERNARY: 2, Family.REDUCTION: 5, Family.SCAN: 1,
     Family.VIEW: 6, Family.INDEXING: 3, Family.JOIN: 3, Family.SORT: 1, Family.INPLACE: 2,
     Family.MATMUL: 3, Family.NORM: 2, Family.ACTIVATION: 3, Family.CONV: 2, Family.LOSS: 1,
+    Family.HIGHER_ORDER: 1,
 }
 # Input dtypes and their weights.
 _INPUT_DTYPES: tuple[tuple[DType, int], ...] = (
@@ -72,7 +79,8 @@ class Graph:
     that no call is dead code a compiler may drop), then the gradients;
     ``last``: the last call's result (None for no call); ``rules``: the rule
     name of each call; ``families``: the families used; ``grads``: names of
-    the gradients it computes (also in ``outputs``).
+    the gradients it computes (also in ``outputs``); ``needs``: the
+    module-level lines its calls use (``Call.needs``).
     """
 
     lines: list[str]
@@ -81,6 +89,7 @@ class Graph:
     families: set[Family]
     grads: list[str]
     last: Value | None = None
+    needs: set[str] = dataclasses.field(default_factory=set)
 
 
 def _weighted(c: Chooser, table: Sequence[tuple[object, int]]) -> object:
@@ -191,6 +200,7 @@ def build(c: Chooser, pool: Sequence[Value], ops: int, fresh: Callable[[str], st
             written.append(value)
             graph.rules.append(rule.name)
             graph.families.add(family)
+            graph.needs.update(call.needs)
             if call.type.requires_grad:
                 roots = frozenset().union(*(grad_roots.get(n, frozenset()) for n in _NAME.findall(call.text)))
                 grad_roots[name] = roots

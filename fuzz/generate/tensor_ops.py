@@ -88,6 +88,7 @@ class Family(enum.Enum):
     ACTIVATION = "activation"
     CONV = "conv"
     LOSS = "loss"
+    HIGHER_ORDER = "higher-order"
 
     def describe(self) -> str:
         return f"{self.value} operators"
@@ -125,7 +126,9 @@ class Call:
 
     ``text``: the expression. ``type``/``bound``/``exact``: of its result (see
     ``Value``). ``after``: statements run right after the result is bound
-    (``{out}`` is its name): in-place operators on views of it.
+    (``{out}`` is its name): in-place operators on views of it. ``needs``:
+    module-level lines the expression uses, by their name in
+    ``fuzz.generate.prelude.PRELUDE`` (an import).
     """
 
     text: str
@@ -133,6 +136,7 @@ class Call:
     bound: float
     exact: bool = False
     after: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -39,6 +39,9 @@ JSON_KEYS = ("opcodes_seen", "dynamo_opcodes", "dynamo_opcode_coverage", "dynamo
 # (harness.coverage_probe.ACCELERATOR_ONLY leaves out the GPU/distributed ones).
 INDUCTOR_JSON_KEYS = ("aten_ops", "torch_ops", "inductor_line_coverage", "functorch_line_coverage",
                       "inductor_cpu_line_coverage", "aten_op_names", "torch_op_names", "outcomes")
+# What the probe needs in a worker env besides torch (tox.ini has it;
+# `tcfuzz coverage --torch` installs it into the uv-made envs).
+PROBE_REQUIREMENTS = ("coverage>=7.6",)
 # Backends `tcfuzz coverage --backend` accepts (harness.coverage_probe.BACKENDS).
 BACKENDS = ("eager", "inductor")
 # Wall-clock limit of one interpreter's probe, per program, in seconds (a
@@ -58,6 +61,7 @@ def measure(
     lines: bool = True,
     backend: str = "eager",
     vary_compile: bool = True,
+    data_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Coverage of ``programs`` programs from ``generator`` (seeds seed, seed+1, ...).
 
@@ -69,14 +73,22 @@ def measure(
     which goes on with the next program; with ``backend="inductor"`` also
     ``INDUCTOR_JSON_KEYS``). Each program compiles with the settings a
     campaign draws for it (``settings_for``), or torch.compile's defaults
-    without ``vary_compile``. Raises ValueError for an unknown generator or
-    backend, HarnessError if a probe fails, or runs over its time, for a
+    without ``vary_compile``. With ``data_dir``, the coverage data stays
+    in ``data_dir/<interpreter>/.coverage`` (for ``coverage report`` or
+    ``coverage html`` in that interpreter's env) beside ``missed.tsv``, the
+    measured files by missed statements, most first (``missed_files``:
+    statements, missed, path under torch/, accelerator-only). Raises ValueError for an unknown generator or
+    backend or a ``data_dir`` that already has data, HarnessError if a probe fails, or runs over its time, for a
     reason other than a program.
     """
     if generator not in SOURCES:
         raise ValueError(f"Expected a generator in {SOURCES} but got generator={generator!r}")
     if backend not in BACKENDS:
         raise ValueError(f"Expected a backend in {BACKENDS} but got backend={backend!r}")
+    for interp in interpreters if data_dir is not None and lines else ():
+        if any((data_dir / interp.name).glob(".coverage*")):
+            raise ValueError(f"{data_dir / interp.name} already has coverage data, which would be combined with "
+                             f"this run's: pass an empty --data-dir")
     drawn = [draw_program(s, generator) for s in range(seed, seed + programs)]
     sources = [p.source for p in drawn]
     settings = settings_for(drawn, backend, vary_compile)
@@ -91,13 +103,15 @@ def measure(
             result = _probe_json(interp, [str(path)], timeout_s=120 + 0.1 * programs)
             result["dynamo_line_coverage"] = None
             if lines:
-                data_file = Path(tmp) / interp.name / ".coverage"
-                data_file.parent.mkdir()
+                data_file = (data_dir if data_dir is not None else Path(tmp)) / interp.name / ".coverage"
+                data_file.parent.mkdir(parents=True, exist_ok=True)
                 ops: dict[str, set[str]] = {"torch_ops": set(), "aten_ops": set()}
                 result["outcomes"] = _run_for_lines(interp, path, programs, data_file, backend, ops,
                                                     settings_file=settings_file)
-                result.update(_probe_json(interp, ["--report", str(data_file), "--backend", backend],
-                                          timeout_s=1200))
+                report_args = ["--report", str(data_file), "--backend", backend]
+                if data_dir is not None:
+                    report_args += ["--missed", str(data_file.parent / "missed.tsv")]
+                result.update(_probe_json(interp, report_args, timeout_s=1200))
                 if backend == "inductor":
                     for key, names in ops.items():
                         result[key] = len(names)

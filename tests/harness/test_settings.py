@@ -142,3 +142,55 @@ def test_every_drawn_inductor_key_patches_this_torch_s_config():
                 for part in path:
                     owner = getattr(owner, part)
                 assert getattr(owner, last) == chosen, key
+
+
+# A module-level nn.Module (what freezing is for): the program shows the grad
+# mode it is called in, so eager and compiled must agree on it.
+INFERENCE = Program('''import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 4)
+
+    def forward(self, x):
+        return torch.relu(self.lin(x))
+
+
+torch.manual_seed(0)
+net = Net()
+
+
+def f(x):
+    return net(x) * 2, torch.is_grad_enabled()
+
+
+def inputs():
+    torch.manual_seed(0)
+    return (torch.randn(5, 3),)
+''')
+FREEZING = CompileSettings(inductor=(("freezing", True),))
+
+
+@pytest.mark.slow
+def test_a_program_drawn_freezing_is_called_under_no_grad_so_inductor_freezes_its_graph(tmp_path, monkeypatch):
+    import torch._inductor.freezing as freezing
+
+    frozen = []
+    original = freezing.freeze
+    monkeypatch.setattr(freezing, "freeze", lambda *a, **k: frozen.append(1) or original(*a, **k))
+    outcome = run(INFERENCE, FREEZING, tmp_path, backend="inductor")
+    assert outcome.verdict is Verdict.MATCH, (outcome.verdict, outcome.aspect, outcome.error_message)
+    assert "False" in outcome.eager[0].value and "False" in outcome.compiled[0].value
+    assert frozen, "Inductor never froze the graph"
+    assert torch.is_grad_enabled()  # put back after the run
+
+
+def test_a_case_drawn_freezing_runs_eager_and_compiled_under_no_grad(tmp_path):
+    case = tmp_path / "case.py"
+    case.write_text(render.render_case(INFERENCE, SIG, backend="eager", settings=FREEZING))
+    proc = subprocess.run([sys.executable, str(case)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    eager, compiled = proc.stdout.split("compiled:")
+    assert "False" in eager and "False" in compiled

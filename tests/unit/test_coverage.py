@@ -142,8 +142,46 @@ def test_a_program_that_kills_the_line_probe_costs_only_itself(tmp_path: Path) -
     data_file.parent.mkdir()
     assert coverage._run_for_lines(interp, programs, 3, data_file) == {"ok": 2, "crashed": 1}
     assert len(list(data_file.parent.glob(".coverage.*"))) == 2
-    report = coverage._probe_json(interp, ["--report", str(data_file)], timeout_s=300)
+    missed = tmp_path / "missed.tsv"
+    report = coverage._probe_json(interp, ["--report", str(data_file), "--missed", str(missed)], timeout_s=300)
     assert 0 < report["dynamo_lines_executed"] < report["dynamo_statements"]
+    # the per-file table: every measured file once, most missed first, adding up to the report's figures
+    header, *rows = [line.split("\t") for line in missed.read_text().splitlines()]
+    assert header == ["statements", "missed", "path", "accelerator_only"]
+    assert [int(r[1]) for r in rows] == sorted((int(r[1]) for r in rows), reverse=True)
+    assert all(r[2].startswith("_dynamo/") and r[3] in ("0", "1") for r in rows)
+    assert sum(int(r[0]) for r in rows) == report["dynamo_statements"]
+    assert sum(int(r[0]) - int(r[1]) for r in rows) == report["dynamo_lines_executed"]
+
+
+def test_a_data_dir_that_already_has_coverage_data_is_refused_before_any_probe(tmp_path: Path) -> None:
+    """Its data would be combined with the new run's: a usage error naming the folder, no probe run."""
+    from fuzz.campaign.interpreters import Interpreter
+    from fuzz.report import coverage
+
+    (tmp_path / "3.12").mkdir()
+    (tmp_path / "3.12" / ".coverage.host.1").write_text("")
+    with pytest.raises(ValueError, match="already has coverage data"):
+        coverage.measure([Interpreter("3.12", tmp_path / "no-python")], programs=1, data_dir=tmp_path)
+
+
+def test_torch_envs_install_only_the_missing_probe_requirements(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fuzz.campaign import torch_envs
+    from fuzz.campaign.interpreters import Interpreter
+
+    python = tmp_path / "env" / "bin" / "python"
+    site = tmp_path / "env" / "lib" / "python3.12" / "site-packages"
+    site.mkdir(parents=True)
+    ran: list[list[str]] = []
+    monkeypatch.setattr(torch_envs, "uv_command", lambda: ["uv"])
+    monkeypatch.setattr(torch_envs.subprocess, "run",
+                        lambda command, **kw: ran.append(command) or subprocess.CompletedProcess(command, 0, "", ""))
+    interp = Interpreter("3.12", python)
+    torch_envs.ensure_packages(interp, ("coverage>=7.6",))
+    assert ran == [["uv", "pip", "install", "--quiet", "--python", str(python), "coverage>=7.6"]]
+    (site / "coverage-7.9.1.dist-info").mkdir()
+    torch_envs.ensure_packages(interp, ("coverage>=7.6",))
+    assert len(ran) == 1  # there now: nothing to install
 
 
 def test_coverage_compiles_each_program_with_the_settings_a_campaign_draws() -> None:

@@ -59,7 +59,7 @@ def test_inductor_only_settings_are_drawn_for_inductor_alone_and_the_rest_agree_
         assert kinds[kind] > 20, kinds
 
 
-def test_freezing_is_never_drawn_for_programs_with_modules_or_gradients():
+def test_freezing_is_never_drawn_for_programs_that_build_modules_or_need_gradients():
     frozen = [seed for seed in range(2000) if ("freezing", True) in compile_settings.draw(seed, "inductor").inductor]
     assert frozen
     for seed in frozen:
@@ -206,3 +206,15 @@ def test_repro_replays_a_case_with_the_settings_its_table_records_and_refuses_ma
                                                               "compile": {"mode": "turbo"}}))
     with pytest.raises(UsageError, match="compile"):
         cli.cmd_repro(cli.build_parser().parse_args(["repro", str(case)]))
+
+
+def test_a_program_drawn_freezing_is_called_under_no_grad_and_half_of_them_with_max_autotune():
+    frozen = [compile_settings.draw(seed, "inductor") for seed in range(2000)]
+    frozen = [s for s in frozen if ("freezing", True) in s.inductor]
+    assert all(s.no_grad_calls for s in frozen)
+    autotuned = sum(s.mode == compile_settings.MAX_AUTOTUNE for s in frozen)
+    assert 0.3 * len(frozen) < autotuned < 0.8 * len(frozen)
+    block = frozen[0].runner_block()
+    assert "torch.set_grad_enabled(False)" in block
+    assert not compile_settings.CompileSettings(inductor=(("cpp_wrapper", True),)).no_grad_calls
+    assert "set_grad_enabled" not in compile_settings.CompileSettings(dynamic=True).runner_block()
