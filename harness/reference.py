@@ -20,7 +20,11 @@ the program writes into keeps its dtype (the tensor an in-place method or
 ``__setitem__`` updates, an ``out=`` buffer), and calls with no float64
 operand (a factory) are untouched. The program's own casts of a float64
 value down to a lower float precision (``.to(torch.bfloat16)``, ``.half()``,
-``.float()``) give a float64 copy instead: a reference that rounds where
+``.float()``) give a float64 copy instead (but a call into a float32
+``out=`` buffer, ``torch.clamp(x.float(), -1.0, 1.0, out=buf)``, computes
+in the buffer's dtype, as eager did: without that the reference run raised
+and the oracle fell back to ``allclose``, a false alarm of the 45-minute
+aot_eager campaign on an ill-conditioned gradient): a reference that rounds where
 eager rounds shares eager's error, so a backend that keeps the segment in
 float32 (Inductor does) looked worse than eager although it was as close to
 the true value (the 300-program inductor run's one value divergence, a
@@ -96,6 +100,29 @@ def lift_arguments(func: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     return lifted_args, lifted_kwargs
 
 
+def lower_to_out(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """``args`` and ``kwargs`` with the float64 tensors cast to the dtype of
+    the ``out=`` buffer where that is float16, bfloat16 or float32; unchanged
+    otherwise. The buffer keeps its dtype in the reference run, and an
+    operator given a float64 operand refuses a lower-precision ``out=``
+    ("Found dtype Float but expected Double", ``torch.clamp``); eager
+    computed that call in the buffer's dtype, and so does the reference."""
+    import torch
+
+    out = kwargs.get("out")
+    if not isinstance(out, torch.Tensor) or _dtype_name(out) not in LIFTED_DTYPES:
+        return args, kwargs
+
+    def lower(value: Any) -> Any:
+        if isinstance(value, torch.Tensor) and _dtype_name(value) == "float64":
+            return value.to(out.dtype)
+        if isinstance(value, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in value):
+            return type(value)(lower(x) for x in value)
+        return value
+
+    return tuple(lower(a) for a in args), {k: v if k == "out" else lower(v) for k, v in kwargs.items()}
+
+
 def casts_float64_down(func: Any, args: tuple, kwargs: dict) -> bool:
     """True for a cast of a float64 tensor to a lower float precision:
     ``x.to(torch.bfloat16)``, ``x.to(y)`` with ``y`` float16, ``x.half()``,
@@ -120,7 +147,10 @@ def casts_float64_down(func: Any, args: tuple, kwargs: dict) -> bool:
 def lifted() -> Any:
     """A context manager (a ``torch.overrides.TorchFunctionMode``) under which
     calls mixing float64 with lower-precision float tensors run with those
-    lifted to float64 (``lift_arguments``). For the float64 reference run only."""
+    lifted to float64 (``lift_arguments``), except into a lower-precision
+    ``out=`` buffer (``lower_to_out``), and the program's own down-casts of
+    float64 values are skipped (``casts_float64_down``). For the float64
+    reference run only."""
     global _MODE_CLASS
     if _MODE_CLASS is None:
         from torch.overrides import TorchFunctionMode
@@ -133,7 +163,7 @@ def lifted() -> Any:
                 args, kwargs = tuple(args), dict(kwargs or {})
                 if casts_float64_down(func, args, kwargs):
                     return args[0].clone()  # a new tensor, as the cast made one, in the graph's autograd
-                args, kwargs = lift_arguments(func, args, kwargs)
+                args, kwargs = lift_arguments(func, *lower_to_out(args, kwargs))
                 return func(*args, **kwargs)
 
         _MODE_CLASS = LiftToFloat64
