@@ -1,0 +1,45 @@
+# /// script
+# requires-python = ">=3.11"
+# dependencies = ["torch==2.15.0"]
+# [tool.tcfuzz]
+# signature = "compile-error|inductor|InductorError(LoweringException)@torch/_inductor/codegen/cpp_flex_attention_template.py:choose_flex_template|3.12"
+# kind = "compile-error"
+# stage = "inductor"
+# interpreters = ["3.12"]
+# backend = "inductor"
+# device = "cpu"
+# torch = "2.15.0+cu132"
+# first-seen = "2026-12-02"
+# last-seen = "2026-12-02"
+# generator = "tcfuzz.graphs.v2"
+# seed = 7800009
+# count = 1
+# status = "open"
+# replay = {"3.12/2.15.0" = "reproduces", "3.11/2.15.0" = "reproduces", "3.13/2.15.0" = "reproduces", "3.14/2.15.0" = "reproduces", "3.15/2.15.0" = "reproduces", "3.13t/2.12.0" = "does not reproduce"}
+# ///
+
+
+import torch
+import torch.nn.attention.flex_attention
+
+def f(grow, z, w, u, s, v, v2):
+    t = torch.nn.attention.flex_attention.flex_attention(v.clamp(3.0), torch.linspace(0, 0, 216).reshape(6, 3, 4, 3), torch.linspace(0, 0, 216).reshape(6, 3, 4, 3).flip(0))
+    return t
+
+def inputs():
+    return (torch.randn(7), 0, 0, 0, 0, torch.randperm(216).reshape(6, 3, 4, 3).to(), 0)
+
+
+BACKEND = "inductor"
+FULLGRAPH = False
+
+
+if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they differ
+    import sys
+    from torch._dynamo.utils import same
+    def run(fn):
+        try: return [fn(*inputs()) for _ in range(2)]
+        except BaseException as e: return f"raised {type(e).__name__}: {e}"
+    eager, compiled = run(f), run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
+    print(f"eager:    {eager}\ncompiled: {compiled}")
+    sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)
