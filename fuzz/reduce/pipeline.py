@@ -309,6 +309,7 @@ class _Oracle:
         self.provisional: set[str] = set()  # accepted by fast checks only
         self.chain: list[str] = []  # the bests since the last confirmation, in order (each smaller)
         self.fallbacks = 0
+        self.submodules = _submodule_imports(best)
 
     def _fast(self) -> bool:
         return bool(getattr(self.check, "fast", False)) and hasattr(self.check, "confirm")
@@ -391,6 +392,12 @@ class _Oracle:
     def __call__(self, source: str) -> bool:
         if source in self.cache:
             return self.cache[source]
+        if self.submodules and any(path in source and path not in _submodule_imports(source)
+                                   for path in self.submodules):
+            # the harness's worker has imported the submodule already; the case
+            # standing alone has not (AttributeError on torch.nn.attention.flex_attention)
+            self.cache[source] = False
+            return False
         if self.left_s() <= 0:
             raise _OutOfTime
         self.checks += 1
@@ -444,6 +451,19 @@ def _without(source: str, path: int, removed: set[int], keep: frozenset[str]) ->
         return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
     except Exception:  # noqa: BLE001 - an AST that cannot be written back is no candidate
         return None
+
+
+def _submodule_imports(source: str) -> frozenset[str]:
+    """The dotted modules ``source`` imports at module level (``import
+    torch.nn.attention.flex_attention``): a candidate that still reads one
+    must keep its import (the minimiser's check runs in a worker that has
+    imported it anyway). Empty for a source that does not parse."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return frozenset()
+    return frozenset(alias.name for node in tree.body if isinstance(node, ast.Import)
+                     for alias in node.names if "." in alias.name and alias.asname is None)
 
 
 def _defines(stmt: ast.stmt) -> set[str]:

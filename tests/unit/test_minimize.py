@@ -409,3 +409,17 @@ def test_the_line_pass_hoists_blocks_and_returns_an_input():
     assert hoisted(lines, 0, 5) is None  # a function stays
     assert [c[-1] for c in returned_inputs(lines, 4, 5, "f")] == ["    return x", "    return n"]
     assert returned_inputs(lines, 2, 3, "f") == []
+
+
+def test_a_candidate_that_still_reads_a_submodule_keeps_its_import() -> None:
+    """The harness's worker has imported torch.nn.attention.flex_attention
+    already, so a check accepts a program without its import; the case alone
+    would raise AttributeError (the flex_attention case lost it so)."""
+    from fuzz.reduce.pipeline import _Oracle
+
+    body = "def f(q):\n    return torch.nn.attention.flex_attention.flex_attention(q, q, q)\n"
+    best = "import torch\nimport torch.nn.attention.flex_attention\n\n" + body
+    oracle = _Oracle(lambda source: True, best, deadline=float("inf"), progress=None)
+    assert oracle("import torch\n\n" + body) is False
+    assert oracle.checks == 0  # refused without a check
+    assert oracle("import torch\n\ndef f(q):\n    return q\n") is True  # nothing reads it: it may go
