@@ -123,7 +123,8 @@ def render_markdown(summary: dict) -> str:
     elif not limitations:
         lines += ["No buckets.", ""]
     if limitations:  # after the bugs, folded (GitHub renders <details> in Markdown)
-        lines += [f"<details><summary>{len(limitations)} graph breaks of documented Dynamo limitations</summary>",
+        lines += [f"<details><summary>{len(limitations)} buckets of documented limitations (graph breaks, errors "
+                  f"torch raises by design)</summary>",
                   ""]
         table(header, rows(limitations))
         lines += ["</details>", ""]

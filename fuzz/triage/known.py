@@ -1,5 +1,5 @@
 """Known upstream: which buckets PyTorch already has an issue for, which were
-fixed since, which graph breaks are documented Dynamo limitations, and which
+fixed since, which graph breaks and compiled errors are documented limitations, and which
 old case ids were merged into which bucket (``corpus/known-issues.toml``).
 
 A nightly list is read top down, so buckets are ordered by ``Standing``: new
@@ -40,7 +40,7 @@ class Standing(str, enum.Enum):
             "new": "not in the corpus before this campaign",
             "known-open": "in the corpus (with its upstream issue where one is recorded), still open",
             "fixed-since": "recorded as fixed upstream (or its case's status is fixed): seen again",
-            "limitation": "a graph break of a documented Dynamo limitation",
+            "limitation": "a documented limitation: a graph break, or an error torch raises by design",
         }[self.value]
 
     @property
@@ -63,11 +63,14 @@ class KnownIssue:
 class KnownIssues:
     """``cases``: bucket id -> KnownIssue; ``merged``: old case id -> (the
     bucket id it became, the reason); ``limitations``: gb_types of documented
-    Dynamo limitations."""
+    Dynamo limitations; ``limitation_messages``: text of errors torch raises
+    by design in compiled code (a divergence or compile error whose detail
+    has one is a limitation, whatever the minimised program it was keyed by)."""
 
     cases: Mapping[str, KnownIssue] = dataclasses.field(default_factory=dict)
     merged: Mapping[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
     limitations: frozenset[str] = frozenset()
+    limitation_messages: frozenset[str] = frozenset()
 
     def resolve(self, bucket_id: str) -> str:
         """The bucket id an old case id was merged into (itself otherwise)."""
@@ -96,7 +99,8 @@ def load(corpus_dir: Path) -> KnownIssues:
     except (tomllib.TOMLDecodeError, KeyError, TypeError) as e:
         raise ValueError(f"{path}: {type(e).__name__}: {e}; fix the file (format in its header)") from None
     limitations = frozenset(str(g) for g in data.get("limitations", {}).get("gb_types", []))
-    return KnownIssues(cases, merged, limitations)
+    messages = frozenset(str(m) for m in data.get("limitations", {}).get("messages", []))
+    return KnownIssues(cases, merged, limitations, messages)
 
 
 def standing(bucket: Mapping[str, Any], known: KnownIssues, case_status: str = "") -> Standing:
@@ -106,6 +110,9 @@ def standing(bucket: Mapping[str, Any], known: KnownIssues, case_status: str = "
     that case's: never new."""
     if bucket.get("kind") in ("graph-break", "graph-break-regression") and \
             str(bucket.get("detail", "")).split(" [absent on ", 1)[0] in known.limitations:
+        return Standing.LIMITATION
+    if bucket.get("kind") in ("divergence", "compile-error") and any(
+            message in str(bucket.get("detail", "")) for message in known.limitation_messages):
         return Standing.LIMITATION
     bucket_id = str(bucket.get("id", ""))
     issue = known.issue_of(bucket_id)
