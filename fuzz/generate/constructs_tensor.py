@@ -78,14 +78,19 @@ def _claim_reductions(w: StatementWriter, lines: Iterable[str]) -> None:
         w.features.add("reduction")
 
 
-def _record(w: StatementWriter, graph: Graph, inputs: list[GraphInput], in_f: bool = True) -> None:
+def _record(w: StatementWriter, graph: Graph, inputs: list[GraphInput], in_f: bool = True,
+            emitted: list[str] | None = None) -> None:
+    """Record the features of ``graph`` (written into ``f`` unless ``in_f`` is
+    False; ``emitted``: the code actually written, where it is not the graph's
+    lines, such as an inlined expression)."""
     w.features.update(f"op-{family.value}" for family in graph.families)
     for name in sorted(graph.needs):
         w.need(name)
-    if any("lambda " in line for line in graph.lines):  # a higher-order operator's function
+    if in_f and any("lambda " in line for line in (graph.lines if emitted is None else emitted)):
+        # a higher-order operator's function
         w.features.add("closure")
     if in_f:
-        _claim_reductions(w, graph.lines)
+        _claim_reductions(w, graph.lines if emitted is None else emitted)
     if graph.grads:
         w.features.add("tensor-backward")
     if any(line == "torch._dynamo.graph_break()" for line in graph.lines):
@@ -234,7 +239,7 @@ def tensor_comprehension(w: StatementWriter, scope: Scope) -> None:
         return
     w.features.add("tensor-comprehension")
     w.features.add("comprehension")
-    _record(w, graph, [source])
+    _record(w, graph, [source], emitted=[body])
     out = graph.last
     assert out is not None, "_inline gave an expression"
     result = w.fresh("v")
