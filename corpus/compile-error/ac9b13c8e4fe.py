@@ -1,0 +1,74 @@
+# /// script
+# requires-python = ">=3.11"
+# dependencies = ["torch==2.15.0"]
+# [tool.tcfuzz]
+# signature = "compile-error|inductor|IndexError@torch/_inductor/fx_passes/joint_graph.py:<genexpr>|3.11,3.12,3.13,3.14,3.15"
+# kind = "compile-error"
+# stage = "inductor"
+# interpreters = ["3.11", "3.12", "3.13", "3.14", "3.15"]
+# backend = "inductor"
+# device = "cpu"
+# torch = "2.15.0+cu132"
+# first-seen = "2026-12-02"
+# last-seen = "2026-12-02"
+# generator = "tcfuzz.v4"
+# seed = 2078900004
+# compile = {"dynamic" = false, "inductor" = {"cpp_wrapper" = true}}
+# count = 1
+# status = "open"
+# replay = {"3.11/2.15.0" = "reproduces", "3.12/2.15.0" = "reproduces", "3.13/2.15.0" = "reproduces", "3.13t/2.12.0" = "reproduces", "3.14/2.15.0" = "reproduces", "3.15/2.15.0" = "reproduces"}
+# ///
+
+
+import torch
+
+class Net6(torch.nn.Module):
+
+    def __init__(self):
+        pass
+
+    def forward(self, x):
+        return (v16, v17, v18, v19, v20, v21, v22)
+obj = Net6()
+
+def f(x2, y):
+    t = torch.sin(y)
+    t2 = torch.maximum(x2, t) / (1.0 + torch.maximum(x2, t).abs())
+
+    def gen_fn(v):
+        t3 = torch.sigmoid(x2)
+        yield torch.sigmoid(v.softmax(dim=-1) * (x2 + 1.0))
+        torch._dynamo.graph_break()
+        yield torch.tanh(t3.sum(dim=0) * torch.sigmoid(y))
+        yield torch.tanh(y + t - t2 * t)
+    t = next(gen_fn(t2.sum(dim=0) / (1.0 + t2.sum(dim=0).abs())))
+    return (t,)
+
+def inputs():
+    g = torch.Generator().manual_seed(543336)
+    return (torch.randn(1, generator=g), torch.randn(1, generator=g))
+
+
+if __name__ == "__main__":  # compile as the harness did: these compile settings (tcfuzz harness/settings.py)
+    import torch._dynamo, torch._inductor.config
+    def _compile(fn, *, _compile=torch.compile, **options):
+        options.setdefault("dynamic", False)
+        compiled = _compile(fn, **options)
+        compiled = torch._inductor.config.patch({'cpp_wrapper': True})(compiled)
+        return compiled
+    torch.compile = _compile
+
+
+BACKEND = "inductor"
+FULLGRAPH = False
+
+
+if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they differ
+    import sys
+    from torch._dynamo.utils import same
+    def run(fn):
+        try: return [fn(*inputs()) for _ in range(2)]
+        except BaseException as e: return f"raised {type(e).__name__}: {e}"
+    eager, compiled = run(f), run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
+    print(f"eager:    {eager}\ncompiled: {compiled}")
+    sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)
