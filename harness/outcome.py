@@ -103,6 +103,10 @@ class Phase(str, enum.Enum):
 # Rows written before ``Outcome.phase`` existed also started such a run's
 # aspect and error type with it; Outcome.from_json removes it from them.
 THREADS_PREFIX = "threads:"
+# Starts the error type of a crash that glibc's heap checks aborted, before
+# their message ("SIGABRT: free(): invalid next size (fast)"): memory
+# corruption, bucketed with SIGSEGV (fuzz.triage.signature.crash_class).
+HEAP_ABORT_PREFIX = "SIGABRT: "
 
 
 @dataclasses.dataclass

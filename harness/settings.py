@@ -51,7 +51,7 @@ FREEZING_AUTOTUNE_PERCENT = 50
 # Inductor config keys that change the code it generates and keep what it
 # computes, each with its value there and the share of inductor programs
 # (percent) that get it (torch/_inductor/config.py; every key exists in
-# torch 2.12.0 and 2.15.0). ``freezing`` only acts on
+# torch 2.12.0 and 2.15.0, tests/harness/test_settings.py). ``freezing`` only acts on
 # graphs compiled with grad disabled (compile_fx: ``config.freezing and not
 # torch.is_grad_enabled()``), so a program drawn it is called under no_grad
 # (``CompileSettings.calling``); it inlines parameters as constants, which is
@@ -85,6 +85,19 @@ INDUCTOR_KEYS: tuple[tuple[str, Any, int], ...] = (
     # fusions of pointwise ops (fx_passes/split_cat.py, group_batch_fusion.py;
     # the names of torch 2.12.0 and 2.15.0 that act on CPU graphs)
     ("pre_grad_fusion_options", PRE_GRAD_FUSION_OPTIONS, 2),
+    # Code generation the generator's small tensors never reach with the
+    # defaults: a reduction of at most 8 elements is unrolled into pointwise
+    # code, and a kernel of fewer than 512 elements per thread is not
+    # parallelised (cpp.min_chunk_size), so both are lowered here for a share.
+    ("unroll_reductions_threshold", 1, 2),  # every reduction a reduction loop
+    ("cpp.min_chunk_size", 1, 2),  # OpenMP-parallel kernels for small tensors
+    ("cpp.enable_loop_tail_vec", False, 1),  # scalar loop tails instead of masked vector ones
+    ("cpp.enable_tiling_heuristics", False, 1),  # 2-D tiling (transposes) always tried
+    ("cpp.fallback_scatter_reduce_sum", False, 1),  # scatter_add generated with atomic adds
+    ("pattern_matcher", False, 1),  # no pattern rewrites: plain lowerings
+    ("force_layout_optimization", True, 1),  # channels-last convolutions
+    ("max_pointwise_cat_inputs", 1, 1),  # cat by copy kernels, not one pointwise kernel
+    ("allow_buffer_reuse", False, 1),  # every buffer freshly allocated
 )
 # Dynamo config keys, each with the share (percent) of the programs with its
 # feature that get it, and its value: ``capture_scalar_outputs`` traces

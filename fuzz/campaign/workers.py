@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import protocol
-from harness.outcome import InterpreterInfo, Outcome, Phase, Verdict
+from harness.outcome import HEAP_ABORT_PREFIX, InterpreterInfo, Outcome, Phase, Verdict
 from harness.program import Program
 from harness.settings import CompileSettings
 from fuzz.errors import HarnessError
@@ -74,6 +74,11 @@ CRASH_LOG_CHARS = 4000
 FATAL_ERRORS = {"Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Bus error": "SIGBUS",
                 "Floating-point exception": "SIGFPE", "Illegal instruction": "SIGILL"}
 FATAL = re.compile(r"Fatal Python error: (?P<what>[^\n]+)")
+# The messages glibc's heap checks print before they abort the process
+# (malloc/malloc.c, malloc_printerr): memory corruption found at a later
+# free or malloc, which the same program shows as SIGSEGV on another run.
+HEAP_CHECK = re.compile(r"^(?:(?:free|malloc|realloc|calloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc)\(\): [^\n]+"
+                        r"|double free or corruption[^\n]*|corrupted (?:size vs\. prev_size|double-linked list)[^\n]*)$", re.M)
 FAULT_FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line \d+ in (?P<func>\S+)', re.M)
 # The line harness.execute and harness.threads log as each run of a program starts.
 PHASE_LOG = re.compile(r"\[worker\] phase (?P<phase>" + "|".join(re.escape(p.value) for p in Phase) + r")\b")
@@ -284,6 +289,9 @@ class Worker:
             outcome.verdict = Verdict.CRASH
             outcome.error_type = (signal.Signals(-returncode).name if returncode < 0 and -returncode in signal.valid_signals()
                                   else EXIT_NAMES.get(returncode, f"exit {returncode}"))
+            heap = HEAP_CHECK.search(stderr_text) if outcome.error_type == "SIGABRT" else None
+            if heap:  # signature.crash_class files it with SIGSEGV
+                outcome.error_type = HEAP_ABORT_PREFIX + heap.group(0).strip()
             outcome.torch_frame = crash_frame(stderr_text)
         phases = PHASE_LOG.findall(stderr_text)
         outcome.phase = Phase(phases[-1]) if phases else None

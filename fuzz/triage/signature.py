@@ -20,7 +20,11 @@ per kind:
                   text, grad mode or a later backward is one bucket
   compile-error   "OuterError(InnerError)@torch/<file>:<function>"
   crash           "SIGSEGV@<innermost frame, torch preferred>", or for a CUDA
-                  fault "CUDA error: <what>@<phase>:<kernel or frame>"
+                  fault "CUDA error: <what>@<phase>:<kernel or frame>"; the
+                  signal is its class (``crash_class``): SIGSEGV stands for
+                  every invalid memory access, so SIGBUS and an abort by
+                  glibc's heap checks ("free(): invalid next size"), which
+                  one memory corruption gives from run to run, key SIGSEGV
   (threaded)      a finding of the free-threaded concurrency run
                   (``Outcome.threads``, harness.threads) is a bucket of its
                   own: its divergence detail is "threads:<aspect>" alone, its
@@ -53,7 +57,7 @@ from collections.abc import Iterable
 
 from harness.backends import LADDER, ladder_rank, stage_of
 from harness.device import is_fault_outcome
-from harness.outcome import THREADS_PREFIX, Aspect, Outcome, Verdict
+from harness.outcome import HEAP_ABORT_PREFIX, THREADS_PREFIX, Aspect, Outcome, Verdict
 from fuzz.campaign.interpreters import DEFAULT_PYTHONS
 
 
@@ -209,6 +213,21 @@ class Signature:
         return f"{self.kind.value} at {self.stage}: {self.detail} (on {where})"
 
 
+# Crash error types that are one invalid memory access, keyed as SIGSEGV: a
+# heap corruption aborts in glibc's checks on one run and faults on the next
+# (seen: Inductor's CPU code on torch 2.12.0, SIGABRT "free(): invalid next
+# size (fast)" or SIGSEGV from one program).
+MEMORY_FAULT = "SIGSEGV"
+
+
+def crash_class(error_type: str) -> str:
+    """The signal a crash is keyed by: ``MEMORY_FAULT`` for SIGBUS and for an
+    abort of glibc's heap checks (``HEAP_ABORT_PREFIX``), else ``error_type``."""
+    if error_type == "SIGBUS" or error_type.startswith(HEAP_ABORT_PREFIX):
+        return MEMORY_FAULT
+    return error_type
+
+
 def bug_detail(outcome: Outcome) -> str:
     """The normalised detail of a bug verdict (see the module docstring)."""
     if outcome.verdict is Verdict.DIVERGENCE:
@@ -225,7 +244,8 @@ def bug_detail(outcome: Outcome) -> str:
             detail += f"@{outcome.call}"
         return normalise(detail)
     if outcome.verdict in (Verdict.COMPILE_ERROR, Verdict.CRASH):
-        detail = f"{outcome.error_type}@{outcome.torch_frame}" if outcome.torch_frame else outcome.error_type
+        error = crash_class(outcome.error_type) if outcome.verdict is Verdict.CRASH else outcome.error_type
+        detail = f"{error}@{outcome.torch_frame}" if outcome.torch_frame else error
         if outcome.threads and not is_fault_outcome(outcome):
             detail = THREADS_PREFIX + detail
         return normalise(detail)

@@ -93,6 +93,19 @@ def test_eager_exiting_hanging_or_dying_is_invalid_never_a_finding(worker):
     assert run(worker, "    return x\n").verdict is Verdict.MATCH
 
 
+def test_heap_corruption_is_keyed_with_a_segfault(worker):
+    """glibc aborts a double free ("free(): double free detected in tcache 2"):
+    the outcome keeps the message, the bucket says SIGSEGV as a segfault in
+    the same frame does (one corruption shows either way from run to run)."""
+    from fuzz.triage.signature import bug_detail
+
+    double_free = ("        libc = ctypes.CDLL(None)\n        libc.malloc.restype = ctypes.c_void_p\n"
+                   "        p = ctypes.c_void_p(libc.malloc(64))\n        libc.free(p)\n        libc.free(p)\n")
+    o = crash(worker, double_free)
+    assert o.verdict is Verdict.CRASH and o.error_type.startswith("SIGABRT: ") and "double free" in o.error_type, o
+    assert bug_detail(o).startswith("SIGSEGV@"), bug_detail(o)
+
+
 def test_abort_is_a_crash_with_its_stack(worker):
     o = crash(worker, "        os.abort()\n")
     assert o.verdict is Verdict.CRASH and o.error_type == "SIGABRT", o

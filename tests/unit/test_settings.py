@@ -41,7 +41,9 @@ def test_a_seed_draws_the_same_settings_every_time_and_mostly_the_defaults():
         drawn = [compile_settings.draw(seed, backend) for seed in range(1000)]
         assert drawn == [compile_settings.draw(seed, backend) for seed in range(1000)]
         defaults = sum(s.is_default for s in drawn)
-        assert 500 < defaults < 950, (backend, defaults)  # mostly, not always
+        # mostly, not always: about 72% on eager and aot_eager, 46% on inductor
+        # (Inductor's keys, docs/design.md)
+        assert (400 if backend == "inductor" else 650) < defaults < 950, (backend, defaults)
     assert compile_settings.draw(None, "inductor").is_default
 
 

@@ -245,6 +245,17 @@ def test_threaded_findings_keep_their_keys_built_from_the_new_fields():
     assert sorted(f.signature.key for f in findings(Outcome.from_json(row) for row in rows)) == THREADED_KEYS
 
 
+def test_a_heap_corruption_abort_and_a_bus_error_are_keyed_as_a_segfault_and_a_plain_abort_is_not():
+    def crash(error_type):
+        return Outcome("p", "3.12", "inductor", verdict=Verdict.CRASH, phase=Phase.COMPILED, error_type=error_type,
+                       torch_frame="torch/_inductor/output_code.py:__call__")
+    keys = {error: {f.signature.key for f in findings([crash(error)])}
+            for error in ("SIGSEGV", "SIGBUS", "SIGABRT: free(): invalid next size (fast)", "SIGABRT")}
+    assert keys["SIGSEGV"] == keys["SIGBUS"] == keys["SIGABRT: free(): invalid next size (fast)"] == {
+        "crash|inductor|SIGSEGV@torch/_inductor/output_code.py:__call__|3.12"}
+    assert keys["SIGABRT"] == {"crash|inductor|SIGABRT@torch/_inductor/output_code.py:__call__|3.12"}
+
+
 def test_a_crash_s_phase_is_not_in_its_key_but_a_cuda_fault_s_frame_names_it():
     crash = Outcome("p", "3.12", "inductor", verdict=Verdict.CRASH, phase=Phase.COMPILED, error_type="SIGABRT")
     fault = Outcome("p", "3.12", "inductor", device="cuda", verdict=Verdict.CRASH, phase=Phase.FP64,
