@@ -3,7 +3,7 @@ and whether eager runs are deterministic.
 
 Usage (host venv; runs the programs in one worker-env process)::
 
-    .venv/bin/python benchmarks/generator_validity.py [--programs 500] [--python 3.12] [--generator ours]
+    .venv/bin/python benchmarks/generator_validity.py [--programs 500] [--python 3.12] [--generator ours|graphs]
 
 Prints the generation time per program (host), the validity rate (programs whose two eager runs, each calling f twice
 on fresh inputs, raise nothing and agree) and the failures by exception type.
@@ -59,7 +59,7 @@ def main() -> int:
     parser.add_argument("--programs", type=int, default=500)
     parser.add_argument("--python", default="3.12")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--generator", default="ours", choices=("ours", "hypothesmith", "mutation"))
+    parser.add_argument("--generator", default="ours", choices=("ours", "hypothesmith", "mutation", "graphs"))
     args = parser.parse_args()
     python = interpreters.resolve(args.python).python
     start = time.perf_counter()

@@ -75,10 +75,12 @@ FATAL_ERRORS = {"Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Bus erro
                 "Floating-point exception": "SIGFPE", "Illegal instruction": "SIGILL"}
 FATAL = re.compile(r"Fatal Python error: (?P<what>[^\n]+)")
 # The messages glibc's heap checks print before they abort the process
-# (malloc/malloc.c, malloc_printerr): memory corruption found at a later
+# (malloc/malloc.c, malloc_printerr; glibc 2.37+ also "Fatal glibc error:
+# malloc assertion failure in sysmalloc: ..."): memory corruption found at a later
 # free or malloc, which the same program shows as SIGSEGV on another run.
 HEAP_CHECK = re.compile(r"^(?:(?:free|malloc|realloc|calloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc)\(\): [^\n]+"
-                        r"|double free or corruption[^\n]*|corrupted (?:size vs\. prev_size|double-linked list)[^\n]*)$", re.M)
+                        r"|double free or corruption[^\n]*|corrupted (?:size vs\. prev_size|double-linked list)[^\n]*"
+                        r"|Fatal glibc error: [^\n]+)$", re.M)
 FAULT_FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line \d+ in (?P<func>\S+)', re.M)
 # The line harness.execute and harness.threads log as each run of a program starts.
 PHASE_LOG = re.compile(r"\[worker\] phase (?P<phase>" + "|".join(re.escape(p.value) for p in Phase) + r")\b")

@@ -34,13 +34,17 @@ __all__ = ["GENERATOR", "GRAPHS", "PLACES", "graph_program"]
 
 # Program.generator of these programs; bump the suffix when a seed starts
 # meaning another program.
-GENERATOR = "tcfuzz.graphs.v2"
+GENERATOR = "tcfuzz.graphs.v3"
 # Graphs per program, with weights (one graph is the common case).
 GRAPHS: tuple[tuple[int, int], ...] = ((1, 5), (2, 3), (3, 2))
 # Operator calls of a program, all graphs together (split evenly among them).
 TOTAL_OPS = (10, 40)
 # Inputs per graph.
 INPUTS_PER_GRAPH = (2, 4)
+# Share of graphs, in percent, whose base shape has one or two wide dims
+# (tensor_graph.WIDE_SIZES: Inductor's full-vector loops, their tails and
+# full 2-D tiles, which dims of at most MAX_SIZE never reach).
+WIDE_PERCENT = 25
 # Size of the growth input, in elements: one more than any graph dim (as
 # fuzz.generate.constructs_tensor's, which needs Hypothesis: this module runs
 # in worker envs too, which have none).
@@ -169,8 +173,10 @@ def _epilogue(rng: random.Random, graph: Graph, fresh: Callable[[str], str]) -> 
 
 def graph_program(seed: int) -> Program:
     """The operator-heavy program for ``seed`` (see the module docstring):
-    ``f(grow, p0, p1, ...)`` with ``grow`` float32 of GROWTH_SIZE elements and
-    graph inputs of rank 1-4, sizes up to ``tensor_graph.MAX_SIZE``, dtypes
+    ``f(grow, p0, p1, ...)`` with ``grow`` float32 of GROWTH_SIZE elements
+    (or one more than the widest graph dim) and graph inputs of rank 1-4,
+    sizes up to ``tensor_graph.MAX_SIZE`` (WIDE_PERCENT of graphs: one or two
+    dims of ``tensor_graph.WIDE_SIZES``), dtypes
     float16 to float64, int32/int64 and bool; ``inputs()`` builds them from a
     seeded ``torch.Generator``. Same seed, same program. Raises TypeError
     for a seed that is not an int."""
@@ -186,7 +192,8 @@ def graph_program(seed: int) -> Program:
 
     count = _weighted(c, GRAPHS)
     total = TOTAL_OPS[0] + c.index(TOTAL_OPS[1] - TOTAL_OPS[0] + 1)
-    sources = [f"torch.randn({GROWTH_SIZE}, generator=g)"]
+    sources = [""]  # the growth input's, once the widest graph dim is known
+    widest = 0
     params = ["grow"]
     body: list[str] = []
     outputs = ["torch.tanh(grow)"]
@@ -194,7 +201,9 @@ def graph_program(seed: int) -> Program:
     needs: set[str] = set()
     extra = random.Random(f"graphs-extra-{seed}")  # the epilogues' draws leave the graphs as they are
     for _ in range(count):
-        inputs = draw_inputs(c, fresh, INPUTS_PER_GRAPH[0] + c.index(INPUTS_PER_GRAPH[1] - INPUTS_PER_GRAPH[0] + 1))
+        inputs = draw_inputs(c, fresh, INPUTS_PER_GRAPH[0] + c.index(INPUTS_PER_GRAPH[1] - INPUTS_PER_GRAPH[0] + 1),
+                             wide_percent=WIDE_PERCENT)
+        widest = max([widest] + [s for i in inputs for s in i.value.shape])
         breaks = BREAK_PER_CALL_PERCENT if c.chance(GRAPH_BREAK_PERCENT) else 0
         graph = build(c, [i.value for i in inputs], max(1, total // count), fresh, break_percent=breaks)
         lines, place = _place(c, graph, inputs, fresh("graph"))
@@ -210,6 +219,9 @@ def graph_program(seed: int) -> Program:
         body += more
         outputs += extra_outputs
         features |= extra_features
+    if widest > MAX_SIZE:
+        features.add("tensor-wide")
+    sources[0] = f"torch.randn({max(GROWTH_SIZE, widest + 1)}, generator=g)"  # the shape call grows it alone
     rng_seed = c.index(2**31)
     text = "\n".join([
         "import torch",

@@ -16,8 +16,9 @@ differentiates again keep their graph) and the gradients are outputs too.
 
 Every choice is a ``Chooser`` draw, so a graph is a function of the draws:
 the generator's Hypothesis choices, or ``RandomChooser(seed)`` in tests.
-Sizes stay at most ``MAX_SIZE`` per dim and ``MAX_NUMEL`` per tensor, so a
-graph runs in microseconds eagerly; the program adds a larger input
+Sizes stay at most ``MAX_SIZE`` per dim (but for the wide dims some graphs
+get, ``WIDE_SIZES``) and ``MAX_NUMEL`` per tensor, so a graph runs in
+microseconds eagerly; the program adds a larger input
 elsewhere so that the harness's shape call grows that one and not the
 graph's (see ``fuzz.generate.constructs_tensor``).
 """
@@ -44,6 +45,20 @@ __all__ = ["FAMILY_WEIGHTS", "Graph", "GraphInput", "build", "draw_inputs"]
 MAX_SIZE = 6
 # Largest element count of any value in a graph (a call making more is skipped).
 MAX_NUMEL = 768
+# Sizes of a *wide* dim (``draw_inputs(wide_percent=...)``): a few elements
+# past the vector widths of Inductor's C++ kernels (8 and 16 float32 lanes on
+# AVX2 and AVX-512, 32 lanes for 16-bit floats), so that a kernel over it runs
+# its full-vector loop and then a masked tail, a 2-D tile (16 x 16) fills, and
+# a reduction over it is a loop, not unrolled (more than 8 elements). A dim of
+# at most MAX_SIZE only ever runs the tail: the blind spot of
+# pytorch/pytorch#196681 (a 2-D tiled reduction's tail store overruns its
+# buffer), which needs a dim of 17 or more.
+WIDE_SIZES = (9, 17, 19, 24, 33, 40)
+# Sizes of the second wide dim of a base shape with two (small enough that
+# the two together stay under half of MAX_NUMEL).
+SECOND_WIDE_SIZES = (9, 17, 19)
+# Chance (percent) that a widened base shape gets a second wide dim.
+SECOND_WIDE_PERCENT = 30
 # Most dims of any value.
 MAX_NDIM = 5
 # Tries per step when a drawn rule finds no operand that fits.
@@ -125,11 +140,39 @@ def _input_source(shape: tuple[int, ...], dtype: DType, requires_grad: bool, str
     return text
 
 
-def draw_inputs(c: Chooser, fresh: Callable[[str], str], count: int) -> list[GraphInput]:
+def _widen(c: Chooser, base: tuple[int, ...]) -> tuple[int, ...]:
+    """``base`` with one dim drawn from WIDE_SIZES (and for rank 2 or more, a
+    second from SECOND_WIDE_SIZES at SECOND_WIDE_PERCENT), its other dims set
+    to 1, last first, until it holds at most half of MAX_NUMEL elements."""
+    sizes = list(base)
+    wide = [c.index(len(sizes))]
+    sizes[wide[0]] = c.pick(WIDE_SIZES)
+    if len(sizes) > 1 and c.chance(SECOND_WIDE_PERCENT):
+        other = c.pick([d for d in range(len(sizes)) if d != wide[0]])
+        sizes[wide[0]] = min(sizes[wide[0]], max(SECOND_WIDE_SIZES))
+        sizes[other] = c.pick(SECOND_WIDE_SIZES)
+        wide.append(other)
+    for d in reversed(range(len(sizes))):
+        numel = 1
+        for s in sizes:
+            numel *= s
+        if numel <= MAX_NUMEL // 2:
+            break
+        if d not in wide:
+            sizes[d] = 1
+    return tuple(sizes)
+
+
+def draw_inputs(c: Chooser, fresh: Callable[[str], str], count: int, wide_percent: int = 0) -> list[GraphInput]:
     """``count`` graph inputs around one base shape (rank 1-4, sizes 1..MAX_SIZE): the others
-    have it, a suffix of it or it with some dims 1, so that binary operators find partners."""
+    have it, a suffix of it or it with some dims 1, so that binary operators find partners.
+    With ``wide_percent``, that share (percent) of base shapes get one or two
+    dims from WIDE_SIZES (``_widen``); 0 draws nothing for it, so the draws,
+    and our generator's programs, stay as they were."""
     rank = 1 + c.index(4)
     base = tuple(c.pick((2, 3, 4, 5, 6, 1)) for _ in range(rank))
+    if wide_percent and c.chance(wide_percent):
+        base = _widen(c, base)
     inputs: list[GraphInput] = []
     for i in range(count):
         shape = base

@@ -28,6 +28,8 @@ SEEDS_PER_RULE = 25
 # Graphs run whole, and the share that must run without an exception.
 GRAPHS = 60
 GRAPH_VALID_SHARE = 0.95
+# Share (percent) of pools drawn with wide dims, as the graphs source draws them.
+WIDE_PERCENT = 30
 
 
 def materialize(inputs: list[tensor_graph.GraphInput], seed: int) -> dict[str, object]:
@@ -78,7 +80,8 @@ def test_each_rule_writes_an_eagerly_valid_call_of_the_type_it_says(rule) -> Non
     applied = 0
     for seed in range(SEEDS_PER_RULE):
         c = RandomChooser(zlib.crc32(f"{rule.name}/{seed}".encode()))
-        inputs = tensor_graph.draw_inputs(c, fresh_names(), 1 + c.index(4))
+        # a share of pools with wide dims (the graphs source's, tensor_graph.WIDE_SIZES)
+        inputs = tensor_graph.draw_inputs(c, fresh_names(), 1 + c.index(4), wide_percent=WIDE_PERCENT)
         call = rule.write(c, [i.value for i in inputs])
         if call is None:
             continue
@@ -99,7 +102,7 @@ def test_graphs_of_10_to_40_calls_run_eagerly_with_their_gradients() -> None:
     for seed in range(GRAPHS):
         c = RandomChooser(seed)
         fresh = fresh_names()
-        inputs = tensor_graph.draw_inputs(c, fresh, 2 + c.index(3))
+        inputs = tensor_graph.draw_inputs(c, fresh, 2 + c.index(3), wide_percent=WIDE_PERCENT)
         graph = tensor_graph.build(c, [i.value for i in inputs], 10 + c.index(31), fresh, break_percent=5)
         assert 5 <= len(graph.rules) <= 40
         families |= graph.families
@@ -116,3 +119,20 @@ def test_graphs_of_10_to_40_calls_run_eagerly_with_their_gradients() -> None:
             failures.append(f"seed {seed}: {type(e).__name__}: {str(e).splitlines()[0]}")
     assert ran >= GRAPH_VALID_SHARE * GRAPHS, failures
     assert len(families) >= 12
+
+
+def test_a_graph_program_s_growth_input_is_larger_than_every_graph_dim() -> None:
+    """The harness's shape call grows the largest input dim: the growth
+    input's (one more than the widest graph dim), never a graph input's."""
+    from fuzz.generate.graph_programs import graph_program
+
+    wide = 0
+    for seed in range(40):
+        program = graph_program(seed)
+        namespace: dict = {}
+        exec(program.source, namespace)  # noqa: S102  (generated code is what is tested)
+        grow, *rest = namespace["inputs"]()
+        dims = [s for t in rest if isinstance(t, torch.Tensor) for s in t.shape]
+        assert grow.dim() == 1 and grow.numel() > max(dims), (seed, grow.shape, dims)
+        wide += "tensor-wide" in program.features
+    assert wide > 5

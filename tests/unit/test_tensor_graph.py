@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 
 from fuzz.generate import tensor_graph
@@ -89,3 +90,23 @@ def test_each_tensor_kind_declares_features_that_feedback_can_credit() -> None:
             assert entry.features, entry.kind
     graph = next(e for e in STATEMENTS if e.kind == "tensor-graph")
     assert {f"op-{family.value}" for family in Family} <= set(graph.also)
+
+
+def test_wide_base_shapes_cross_the_vector_widths_and_stay_small() -> None:
+    """Graphs drawn wide get a dim of WIDE_SIZES (past Inductor's 8, 16 and 32
+    lanes); wide_percent=0 draws exactly what it drew before (our generator's
+    programs, pinned by test_generate, do not change)."""
+    def shapes(seed: int, wide_percent: int) -> list[tuple[int, ...]]:
+        counter = iter(range(1, 10_000))
+        inputs = tensor_graph.draw_inputs(RandomChooser(seed), lambda p: f"{p}{next(counter)}", 3, wide_percent)
+        return [i.value.shape for i in inputs]
+
+    widened = 0
+    for seed in range(200):
+        base = shapes(seed, 100)[0]
+        assert any(s in tensor_graph.WIDE_SIZES for s in base), base
+        assert math.prod(base) <= tensor_graph.MAX_NUMEL // 2, base
+        widened += sum(s > tensor_graph.MAX_SIZE for s in base) == 2
+        assert all(max(s, default=0) <= tensor_graph.MAX_SIZE for s in shapes(seed, 0))
+    assert widened > 20  # some bases with two wide dims: full 16 x 16 tiles
+
