@@ -34,7 +34,7 @@ __all__ = ["GENERATOR", "GRAPHS", "PLACES", "graph_program"]
 
 # Program.generator of these programs; bump the suffix when a seed starts
 # meaning another program.
-GENERATOR = "tcfuzz.graphs.v3"
+GENERATOR = "tcfuzz.graphs.v4"
 # Graphs per program, with weights (one graph is the common case).
 GRAPHS: tuple[tuple[int, int], ...] = ((1, 5), (2, 3), (3, 2))
 # Operator calls of a program, all graphs together (split evenly among them).
@@ -45,6 +45,9 @@ INPUTS_PER_GRAPH = (2, 4)
 # (tensor_graph.WIDE_SIZES: Inductor's full-vector loops, their tails and
 # full 2-D tiles, which dims of at most MAX_SIZE never reach).
 WIDE_PERCENT = 25
+# Share of float inputs, in percent, stored in a permuted dim order
+# (tensor_graph.draw_inputs: channels-last and transposed layouts).
+PERMUTED_PERCENT = 20
 # Size of the growth input, in elements: one more than any graph dim (as
 # fuzz.generate.constructs_tensor's, which needs Hypothesis: this module runs
 # in worker envs too, which have none).
@@ -176,7 +179,8 @@ def graph_program(seed: int) -> Program:
     ``f(grow, p0, p1, ...)`` with ``grow`` float32 of GROWTH_SIZE elements
     (or one more than the widest graph dim) and graph inputs of rank 1-4,
     sizes up to ``tensor_graph.MAX_SIZE`` (WIDE_PERCENT of graphs: one or two
-    dims of ``tensor_graph.WIDE_SIZES``), dtypes
+    dims of ``tensor_graph.WIDE_SIZES``; PERMUTED_PERCENT of float inputs
+    stored in a permuted dim order), dtypes
     float16 to float64, int32/int64 and bool; ``inputs()`` builds them from a
     seeded ``torch.Generator``. Same seed, same program. Raises TypeError
     for a seed that is not an int."""
@@ -202,10 +206,11 @@ def graph_program(seed: int) -> Program:
     extra = random.Random(f"graphs-extra-{seed}")  # the epilogues' draws leave the graphs as they are
     for _ in range(count):
         inputs = draw_inputs(c, fresh, INPUTS_PER_GRAPH[0] + c.index(INPUTS_PER_GRAPH[1] - INPUTS_PER_GRAPH[0] + 1),
-                             wide_percent=WIDE_PERCENT)
+                             wide_percent=WIDE_PERCENT, permuted_percent=PERMUTED_PERCENT)
         widest = max([widest] + [s for i in inputs for s in i.value.shape])
         breaks = BREAK_PER_CALL_PERCENT if c.chance(GRAPH_BREAK_PERCENT) else 0
-        graph = build(c, [i.value for i in inputs], max(1, total // count), fresh, break_percent=breaks)
+        graph = build(c, [i.value for i in inputs], max(1, total // count), fresh, break_percent=breaks,
+                      permuted=frozenset(i.value.name for i in inputs if i.order))
         lines, place = _place(c, graph, inputs, fresh("graph"))
         features |= _features(graph, inputs)
         needs |= graph.needs

@@ -2,7 +2,8 @@
 
 ``draw_inputs`` chooses the graph's input tensors (shapes that broadcast
 against a base shape, dtypes float16 to float64, int32/int64 and bool, some
-strided, some leaves that require grad, some tie-free permutations) and the
+strided, some stored in a permuted dim order, some leaves that require grad,
+some tie-free permutations) and the
 expressions that build them in ``inputs()``; ``build`` then writes one
 operator call per step, drawing a family (``FAMILY_WEIGHTS``) and a rule of
 ``fuzz.generate.tensor_ops.RULES`` that fits the values so far. Each call is
@@ -36,7 +37,7 @@ from fuzz.generate import (  # noqa: F401  (registers the rules)
     tensor_ops_layout,
     tensor_ops_nn,
 )
-from fuzz.generate.tensor_ops import RULES, Chooser, Family, OpRule
+from fuzz.generate.tensor_ops import RULES, Call, Chooser, Family, OpRule
 from fuzz.generate.tensor_types import DType, TensorType, Value
 
 __all__ = ["FAMILY_WEIGHTS", "Graph", "GraphInput", "build", "draw_inputs"]
@@ -84,6 +85,8 @@ class GraphInput:
 
     value: Value
     source: str
+    # the dim order its storage is laid out in (tensor_graph._permutation), () for row-major
+    order: tuple[int, ...] = ()
 
 
 @dataclasses.dataclass
@@ -117,7 +120,15 @@ def _weighted(c: Chooser, table: Sequence[tuple[object, int]]) -> object:
 
 
 def _input_source(shape: tuple[int, ...], dtype: DType, requires_grad: bool, strided: bool,
-                  distinct: bool) -> str:
+                  distinct: bool, order: tuple[int, ...] = ()) -> str:
+    """The expression for one input; ``order``: a permutation of its dims in
+    which its storage is laid out (a tensor of the permuted shape, permuted
+    back: channels-last for ``(0, 2, 3, 1)``), () for row-major."""
+    if order:
+        inverse = tuple(order.index(d) for d in range(len(order)))
+        stored = _input_source(tuple(shape[d] for d in order), dtype, False, False, distinct)
+        text = f"{stored}.permute({', '.join(map(str, inverse))})"
+        return f"{text}.requires_grad_()" if requires_grad else text
     sizes = ", ".join(map(str, shape)) or ""
     numel = 1
     for s in shape:
@@ -163,12 +174,30 @@ def _widen(c: Chooser, base: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sizes)
 
 
-def draw_inputs(c: Chooser, fresh: Callable[[str], str], count: int, wide_percent: int = 0) -> list[GraphInput]:
+def _permutation(c: Chooser, ndim: int) -> tuple[int, ...]:
+    """A permutation of ``ndim`` dims other than the identity (a shuffle, or a
+    rotation: channels-last for 4 dims)."""
+    dims = list(range(ndim))
+    if c.chance(50):
+        k = 1 + c.index(ndim - 1)
+        return tuple(dims[k:] + dims[:k])
+    order = []
+    while dims:
+        order.append(dims.pop(c.index(len(dims))))
+    return tuple(order) if order != sorted(order) else tuple(reversed(order))
+
+
+def draw_inputs(c: Chooser, fresh: Callable[[str], str], count: int, wide_percent: int = 0,
+                permuted_percent: int = 0) -> list[GraphInput]:
     """``count`` graph inputs around one base shape (rank 1-4, sizes 1..MAX_SIZE): the others
     have it, a suffix of it or it with some dims 1, so that binary operators find partners.
     With ``wide_percent``, that share (percent) of base shapes get one or two
-    dims from WIDE_SIZES (``_widen``); 0 draws nothing for it, so the draws,
-    and our generator's programs, stay as they were."""
+    dims from WIDE_SIZES (``_widen``); with ``permuted_percent``, that share of
+    the float inputs of 2 dims or more (neither strided nor tie-free) are
+    stored in a permuted dim order (``_permutation``: Inductor's 2-D tiled
+    transposes and layout choices, which row-major inputs rarely reach). 0
+    draws nothing for either, so the draws, and our generator's programs,
+    stay as they were."""
     rank = 1 + c.index(4)
     base = tuple(c.pick((2, 3, 4, 5, 6, 1)) for _ in range(rank))
     if wide_percent and c.chance(wide_percent):
@@ -190,13 +219,16 @@ def draw_inputs(c: Chooser, fresh: Callable[[str], str], count: int, wide_percen
         requires_grad = dtype in (DType.FLOAT32, DType.FLOAT64) and c.chance(20)
         distinct = dtype.is_float and c.chance(30)
         strided = not distinct and dtype.is_float and bool(shape) and c.chance(20)
-        typ = TensorType(shape, dtype, contiguous=not strided, requires_grad=requires_grad)
+        order = _permutation(c, len(shape)) if (
+            permuted_percent and dtype.is_float and not strided and not distinct and len(shape) > 1
+            and c.chance(permuted_percent)) else ()
+        typ = TensorType(shape, dtype, contiguous=not (strided or order), requires_grad=requires_grad)
         bound = 5.0 if dtype.is_float and not distinct else (8.0 if dtype is not DType.BOOL else 1.0)
         if distinct:
             bound = 0.25 * max(1, typ.numel)
         name = fresh("p")
         inputs.append(GraphInput(Value(name, typ, bound, exact=True),
-                                 _input_source(shape, dtype, requires_grad, strided, distinct)))
+                                 _input_source(shape, dtype, requires_grad, strided, distinct, order), order))
     return inputs
 
 
@@ -207,9 +239,25 @@ def _rules_by_family() -> dict[Family, list[OpRule]]:
     return table
 
 
+# Rules whose result is row-major whatever the layout of what they read.
+ROW_MAJOR_RULES = frozenset({"contiguous"})
+
+
+def follow_layout(rule: str, call: Call, permuted: set[str] | frozenset[str]) -> tuple[Call, bool]:
+    """(``call``, whether its result may be stored in a permuted order): a
+    call that reads a value stored in a permuted dim order (``permuted``, by
+    name) may return one laid out alike (eager's elementwise results, sort,
+    index_put and most others follow their input's strides), so it is
+    declared not contiguous (no rule then writes ``.view`` of it), unless
+    ``rule`` is one of ROW_MAJOR_RULES."""
+    if not permuted or rule in ROW_MAJOR_RULES or not permuted & set(_NAME.findall(call.text)):
+        return call, False
+    return dataclasses.replace(call, type=call.type.with_(contiguous=False)), True
+
+
 def build(c: Chooser, pool: Sequence[Value], ops: int, fresh: Callable[[str], str],
           break_percent: int = 0, family_weights: dict[Family, int] | None = None,
-          backward: bool = True) -> Graph:
+          backward: bool = True, permuted: frozenset[str] = frozenset()) -> Graph:
     """Write ``ops`` operator calls over ``pool`` (the inputs, and values in reach).
 
     Each step draws a family by ``family_weights`` (default ``FAMILY_WEIGHTS``)
@@ -218,8 +266,11 @@ def build(c: Chooser, pool: Sequence[Value], ops: int, fresh: Callable[[str], st
     times, then the step is skipped. With ``break_percent``, a
     ``torch._dynamo.graph_break()`` follows a call with that chance. With
     ``backward`` (and an output that requires grad), ends in ``torch.autograd.grad``.
+    ``permuted``: names of pool values stored in a permuted dim order (what
+    reads them may be too: ``follow_layout``).
     """
     weights = family_weights or FAMILY_WEIGHTS
+    in_permuted_order = set(permuted)
     by_family = _rules_by_family()
     table = [(family, weight) for family, weight in weights.items() if by_family.get(family)]
     values = list(pool)
@@ -235,7 +286,10 @@ def build(c: Chooser, pool: Sequence[Value], ops: int, fresh: Callable[[str], st
             call = rule.write(c, values)
             if call is None or call.type.numel > MAX_NUMEL or call.type.ndim > MAX_NDIM:
                 continue
+            call, follows = follow_layout(rule.name, call, in_permuted_order)
             name = fresh("v")
+            if follows:
+                in_permuted_order.add(name)
             graph.lines.append(f"{name} = {call.text}")
             graph.lines += [line.format(out=name) for line in call.after]
             value = Value(name, call.type, call.bound, call.exact)

@@ -28,8 +28,10 @@ SEEDS_PER_RULE = 25
 # Graphs run whole, and the share that must run without an exception.
 GRAPHS = 60
 GRAPH_VALID_SHARE = 0.95
-# Share (percent) of pools drawn with wide dims, as the graphs source draws them.
+# Shares (percent) of pools drawn with wide dims and of inputs stored in a
+# permuted dim order, as the graphs source draws them.
 WIDE_PERCENT = 30
+PERMUTED_PERCENT = 30
 
 
 def materialize(inputs: list[tensor_graph.GraphInput], seed: int) -> dict[str, object]:
@@ -81,10 +83,12 @@ def test_each_rule_writes_an_eagerly_valid_call_of_the_type_it_says(rule) -> Non
     for seed in range(SEEDS_PER_RULE):
         c = RandomChooser(zlib.crc32(f"{rule.name}/{seed}".encode()))
         # a share of pools with wide dims (the graphs source's, tensor_graph.WIDE_SIZES)
-        inputs = tensor_graph.draw_inputs(c, fresh_names(), 1 + c.index(4), wide_percent=WIDE_PERCENT)
+        inputs = tensor_graph.draw_inputs(c, fresh_names(), 1 + c.index(4), wide_percent=WIDE_PERCENT,
+                                          permuted_percent=PERMUTED_PERCENT)
         call = rule.write(c, [i.value for i in inputs])
         if call is None:
             continue
+        call, _ = tensor_graph.follow_layout(rule.name, call, {i.value.name for i in inputs if i.order})
         applied += 1
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -102,8 +106,10 @@ def test_graphs_of_10_to_40_calls_run_eagerly_with_their_gradients() -> None:
     for seed in range(GRAPHS):
         c = RandomChooser(seed)
         fresh = fresh_names()
-        inputs = tensor_graph.draw_inputs(c, fresh, 2 + c.index(3), wide_percent=WIDE_PERCENT)
-        graph = tensor_graph.build(c, [i.value for i in inputs], 10 + c.index(31), fresh, break_percent=5)
+        inputs = tensor_graph.draw_inputs(c, fresh, 2 + c.index(3), wide_percent=WIDE_PERCENT,
+                                          permuted_percent=PERMUTED_PERCENT)
+        graph = tensor_graph.build(c, [i.value for i in inputs], 10 + c.index(31), fresh, break_percent=5,
+                                   permuted=frozenset(i.value.name for i in inputs if i.order))
         assert 5 <= len(graph.rules) <= 40
         families |= graph.families
         namespace = {"torch": torch, **materialize(inputs, seed)}
@@ -136,3 +142,20 @@ def test_a_graph_program_s_growth_input_is_larger_than_every_graph_dim() -> None
         assert grow.dim() == 1 and grow.numel() > max(dims), (seed, grow.shape, dims)
         wide += "tensor-wide" in program.features
     assert wide > 5
+
+
+def test_inputs_stored_in_a_permuted_order_have_their_declared_shape_and_stay_leaves() -> None:
+    permuted = 0
+    for seed in range(200):
+        c = RandomChooser(seed)
+        inputs = tensor_graph.draw_inputs(c, fresh_names(), 3, wide_percent=WIDE_PERCENT, permuted_percent=100)
+        values = materialize(inputs, seed)
+        for i in inputs:
+            t = values[i.value.name]
+            assert tuple(t.shape) == i.value.shape, (seed, i.source)
+            assert t.requires_grad == i.value.type.requires_grad and t.is_leaf, (seed, i.source)
+            if ".permute(" in i.source:
+                permuted += 1
+                assert not i.value.type.contiguous
+                assert t.is_contiguous() or sorted(t.stride(), reverse=True) != list(t.stride()) or 1 in t.shape
+    assert permuted > 100
