@@ -570,8 +570,11 @@ def _function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
 
 
 def drop_unused_arguments(source: str, entry: str = "f", inputs: str = "inputs") -> list[str]:
-    """Candidates without one unused positional argument of ``entry`` each
-    (and its item in the tuple ``inputs`` returns), all of them first."""
+    """Candidates without unused positional arguments of ``entry`` (and their
+    items in the tuple ``inputs`` returns): all of them; all but the first
+    (a generated program's growth input, the one the harness's shape call
+    grows: without it another input grows and the behaviour may change); then
+    one each."""
     tree = ast.parse(source)
     f, make = _function(tree, entry), _function(tree, inputs)
     if f is None or make is None or f.args.vararg or f.args.kwonlyargs or f.args.posonlyargs:
@@ -582,7 +585,10 @@ def drop_unused_arguments(source: str, entry: str = "f", inputs: str = "inputs")
     read = {n.id for stmt in f.body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
     unused = [i for i, a in enumerate(f.args.args) if a.arg not in read]
     candidates = []
-    for drop in ([unused] if len(unused) > 1 else []) + [[i] for i in unused]:
+    groups = [unused] if len(unused) > 1 else []
+    if len(unused) > 2 and unused[0] == 0:
+        groups.append(unused[1:])
+    for drop in groups + [[i] for i in unused]:
         copy = ast.parse(source)
         cf, cm = _function(copy, entry), _function(copy, inputs)
         ret = next(n for n in ast.walk(cm) if isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple))

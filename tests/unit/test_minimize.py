@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from fuzz.corpus.render import code_lines
@@ -97,6 +99,11 @@ def test_tidy_renames_placeholders_drops_unused_arguments_and_shrinks_shapes():
               "def inputs():\n    return (torch.randn(3, 4), torch.ones(5), 3)\n")
     dropped = drop_unused_arguments(source)
     assert "def f(t0):" in dropped[0] and "return (torch.randn(3, 4),)" in dropped[0]
+    grown = ("import torch\ndef f(grow, t0, n, m):\n    return t0.sin()\n"
+             "def inputs():\n    return (torch.randn(7), torch.randn(3, 4), 3, 4)\n")
+    # all unused; all but the growth input (which the shape call grows); one each
+    assert [re.search(r"def f\(.*\):", c).group(0) for c in drop_unused_arguments(grown)] == [
+        "def f(t0):", "def f(grow, t0):", "def f(t0, n, m):", "def f(grow, t0, m):", "def f(grow, t0, n):"]
     shapes = smaller_shapes(source)
     assert "torch.randn(1, 1), torch.ones(1)" in shapes[0]
     result = minimize_source(source, lambda s: "t0.sin()" in s and "randn" in s, budget_s=30, stages=("tidy",))
