@@ -59,7 +59,7 @@ def _captured(c: Chooser, pool: Sequence[Value], x: Value) -> Value | None:
 def cond(c: Chooser, pool: Sequence[Value]) -> Call | None:
     """``torch.cond(pred, lambda t: ..., lambda t: ..., (x,))`` on a float x without grad;
     pred ``x.shape[0] > k`` or ``e.sum() > k`` of an exact int/bool e; one branch may add
-    the mean of a captured value."""
+    the mean of a captured value (then the operand is a copy of x, which may be a view of it)."""
     x = choose(c, pool, lambda v: is_float(v) and not v.type.requires_grad)
     if x is None:
         return None
@@ -79,6 +79,12 @@ def cond(c: Chooser, pool: Sequence[Value]) -> Call | None:
     if y is not None:
         captured, y_bound = tame(y, LARGE)
         yes, yes_bound = f"{yes} + {captured}.mean()", yes_bound + y_bound
+        # the operand a copy: x may be a view of y, and a captured tensor that
+        # aliases an operand is input-to-input aliasing, which higher-order
+        # operators refuse by design (Dynamo's "Encountered aliasing during
+        # higher order op tracing"; under no_grad AOTAutograd's "cond_true
+        # might be aliasing the input or the output!", pytorch#153832)
+        operand = f"{operand}.clone()"
     text = f"torch.cond({pred}, lambda t: {yes}, lambda t: {no}, ({operand},))"
     return Call(text, x.type, max(yes_bound, no_bound))
 
