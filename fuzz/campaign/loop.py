@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness.backends import ladder_rank, stage_of
 from harness.outcome import Outcome, Verdict
 from harness.program import Program
 from fuzz.campaign import interpreters as interpreter_specs
@@ -262,6 +263,26 @@ class Campaign:
                       for b in backends for i in interps if i.free_threaded]
         return tasks
 
+    def _stage_checks(self, program: Program, outcomes: list[Outcome]) -> list[Task]:
+        """Eager runs that place a bug on the ladder when the campaign's lowest
+        backend is above the eager rung (``--backend aot_eager,inductor``): a
+        bug verdict on that lowest backend may be Dynamo's, which only the
+        eager backend tells (without it, Dynamo bugs were keyed at stage
+        "aot" and known Dynamo bugs filed again under new ids). One eager run
+        per interpreter that showed it, compiled with the program's settings
+        for eager; none where the campaign runs eager or the lowest backend
+        is off the ladder (a planted or third-party compiler, its own stage)."""
+        config = self.config
+        lowest = min(config.backends, key=ladder_rank)
+        if stage_of(lowest) not in ("aot", "inductor") or "eager" in config.backends:
+            return []
+        shown = sorted({o.interpreter for o in outcomes
+                        if o.backend == lowest and o.verdict.is_bug and not o.threads})
+        if not shown:
+            return []
+        settings = config.compile_settings(program, "eager")
+        return [Task(program, name, "eager", config.device, config.fullgraph, settings=settings) for name in shown]
+
     def _fuzz(self, deadline_s: float | None) -> None:
         """Generate and run programs until ``deadline_s`` seconds after the
         campaign's start (None: until ``programs`` ran), then drain."""
@@ -272,6 +293,7 @@ class Campaign:
         self._tick("fuzzing")
 
         submitted_s: dict[int, float] = {}
+        stage_checked: set[int] = set()  # programs whose stage checks were decided (_stage_checks)
 
         def out_of_budget() -> bool:
             if self._out_of_programs():
@@ -301,7 +323,16 @@ class Campaign:
             outcomes[(task.interpreter, task.backend, task.threads)] = outcome
             self.elapsed_by_backend[task.backend] = self.elapsed_by_backend.get(task.backend, 0.0) + outcome.elapsed_s
             self.progress.runs += 1
+            if len(outcomes) == expected and seq not in stage_checked:
+                stage_checked.add(seq)
+                checks = self._stage_checks(program, list(outcomes.values()))
+                if checks:  # the program is classified once they are back
+                    inflight[seq] = (program, outcomes, expected + len(checks))
+                    for check in checks:
+                        seq_of_task[self.pool.submit(check)] = seq
+                    continue
             if len(outcomes) == expected:
+                stage_checked.discard(seq)
                 del inflight[seq]
                 self.pace.record(self.clock() - submitted_s.pop(seq))
                 self._classify(seq, program, list(outcomes.values()))
