@@ -1,0 +1,48 @@
+# /// script
+# requires-python = ">=3.11"
+# dependencies = ["torch==2.15.0"]
+# [tool.tcfuzz]
+# signature = "graph-break|dynamo|Invalid call to __build_class__|3.12"
+# kind = "graph-break"
+# stage = "dynamo"
+# interpreters = ["3.12"]
+# backend = "eager"
+# device = "cpu"
+# torch = "2.15.0+cu132"
+# first-seen = "2026-12-02"
+# last-seen = "2026-12-02"
+# generator = "tcfuzz.v5"
+# seed = 8300067
+# count = 1
+# status = "open"
+# replay = {"3.12/2.15.0" = "reproduces"}
+# ///
+
+
+import torch
+
+def f(x):
+
+    def g(v):
+
+        class Base25:
+            pass
+    g(0)
+    return x
+
+def inputs():
+    return (torch.randn(0),)
+
+
+GB_TYPE = "Invalid call to __build_class__"
+
+if __name__ == "__main__":  # exit 1 while Dynamo still breaks the graph for this reason
+    import sys
+    from torch._dynamo.utils import counters
+    compiled = torch.compile(f, backend="eager")
+    for _ in range(2):
+        try: compiled(*inputs())
+        except BaseException as e: print(f"raised {type(e).__name__}: {e}")
+    breaks = [m.splitlines()[0] for c in ("graph_break", "unimplemented") for m in counters[c]]
+    print("graph breaks:", breaks)
+    sys.exit(GB_TYPE in breaks)
