@@ -10,6 +10,7 @@ from harness.program import Program
 from fuzz.campaign import loop
 from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.interpreters import Interpreter
+from tests.unit.test_filing_time import _Clock, _SlowPool
 
 # Which backends each program's compiled run fails on (a compile error in one frame).
 FAILS_ON = {
@@ -21,24 +22,12 @@ FAILS_ON = {
 TAGS = list(FAILS_ON)
 
 
-class _Pool:
+class _Pool(_SlowPool):
     """Runs tasks at once: a program compile-errors on the backends FAILS_ON names for its tag."""
 
     def __init__(self) -> None:
-        self.queue: list = []
-        self.workers = [object()]
-        self.info: dict = {}
-        self.ids = 0
+        super().__init__(_Clock(), task_s=0.0)
         self.ran: list[tuple[str, str, str]] = []
-
-    @property
-    def pending(self) -> int:
-        return len(self.queue)
-
-    def submit(self, task) -> int:
-        self.ids += 1
-        self.queue.append((self.ids, task))
-        return self.ids
 
     def next_result(self, timeout_s=None):
         task_id, task = self.queue.pop(0)
