@@ -193,7 +193,7 @@ def _new_config(args: argparse.Namespace) -> Any:
     """The CampaignConfig of ``tcfuzz run`` without --resume: every argument
     checked (UsageError) before the interpreters' envs are looked at."""
     from fuzz.campaign.config import CampaignConfig, parse_share
-    from fuzz.generate.sources import SourceMix
+    from fuzz.generate.sources import DEFAULT_MIX, SourceMix
 
     device = check_device_name(args.device or "cpu")
     interpreters.parse_specs(args.python)
@@ -203,7 +203,7 @@ def _new_config(args: argparse.Namespace) -> Any:
     shard = parse_shard(args.shard) if args.shard else (0, 1)
     share = parse_share(args.share)
     check_threads(args.threads)
-    sources = SourceMix()
+    sources = DEFAULT_MIX
     if args.sources:
         try:
             sources = SourceMix.parse(args.sources)
@@ -646,8 +646,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--torch", help="pin one torch release on every interpreter, e.g. 2.13.0 "
                                      "(envs made with uv, cached under ~/.cache/tcfuzz/envs; also TCFUZZ_TORCH_RELEASE)")
     run.add_argument("--sources", help="where programs come from, with shares "
-                                       "(default ours=0.8,mutation=0.1,hypothesmith=0.1; graphs=1: operator-heavy "
-                                       "programs only)")
+                                       "(default graphs=0.1,ours=0.7,mutation=0.1,hypothesmith=0.1; graphs=1: "
+                                       "operator-heavy programs only)")
     run.set_defaults(func=cmd_run)
 
     repro = sub.add_parser("repro", help="run one case on every interpreter x backend")

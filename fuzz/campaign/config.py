@@ -26,7 +26,7 @@ from fuzz.campaign import interpreters as interpreter_specs
 from fuzz.campaign.interpreters import Interpreter
 from fuzz.campaign.workers import RSS_GROWTH_LIMIT_MIB, RSS_LIMIT_MIB
 from fuzz.errors import UsageError
-from fuzz.generate.sources import SourceMix
+from fuzz.generate.sources import DEFAULT_MIX, SourceMix
 
 # Fields that are not stored in the meta: where the campaign is (the folder
 # the meta is in) and whether this run continues it.
@@ -56,7 +56,7 @@ class CampaignConfig:
     name: str = ""
     # Where programs come from (fuzz.generate.sources) and whether feedback
     # steers our generator (fuzz.generate.feedback).
-    sources: SourceMix = dataclasses.field(default_factory=SourceMix)
+    sources: SourceMix = DEFAULT_MIX
     feedback: bool = True
     # Share of programs run on each backend (missing: 1.0); the lowest selected
     # backend on the ladder runs every program. See ``runs_on``.

@@ -31,7 +31,7 @@ from hypothesis.internal.conjecture.data import ConjectureData
 from fuzz.generate.program import _SeededProvider, generate
 from harness.program import Program
 
-__all__ = ["HYPOTHESMITH", "SOURCES", "SourceMix", "draw_program", "hypothesmith_program"]
+__all__ = ["DEFAULT_MIX", "HYPOTHESMITH", "SOURCES", "SourceMix", "draw_program", "hypothesmith_program"]
 
 # Program.generator of wrapped hypothesmith programs.
 HYPOTHESMITH = "hypothesmith"
@@ -150,8 +150,12 @@ class SourceMix:
     """Shares of each source in a campaign's programs (they need not sum to 1).
 
     ``pick(seed)`` is a pure function of the seed. Parse one from the command
-    line with ``SourceMix.parse("ours=0.8,mutation=0.1,hypothesmith=0.1")``;
-    ``--sources graphs=1`` makes every program operator-heavy.
+    line with ``SourceMix.parse("graphs=0.1,ours=0.7,mutation=0.1,hypothesmith=0.1")``;
+    ``--sources graphs=1`` makes every program operator-heavy. The field
+    defaults (no ``graphs``) are the mix of campaigns started before the
+    ``graphs`` source was in the default, so that their resume (``from_meta``
+    of a meta without it) draws the programs they began with; a new
+    campaign's default is ``DEFAULT_MIX``.
     """
 
     ours: float = 0.8
@@ -160,15 +164,19 @@ class SourceMix:
     graphs: float = 0.0
 
     def pick(self, seed: int) -> str:
+        """The source of ``seed``'s program. ``graphs`` takes the bottom of the
+        seed's point, so that adding it to a mix moves only the seeds under
+        its share off ``ours`` and leaves every other seed's source alone."""
         total = self.ours + self.mutation + self.hypothesmith + self.graphs
         point = random.Random(f"source-{seed}").random() * total
+        if point < self.graphs:
+            return "graphs"
+        point -= self.graphs
         if point < self.ours:
             return "ours"
-        if point < self.ours + self.mutation:
-            return "mutation"
-        if point < self.ours + self.mutation + self.hypothesmith or not self.graphs:
-            return "hypothesmith"
-        return "graphs"
+        if point < self.ours + self.mutation or not self.hypothesmith:
+            return "mutation" if self.mutation else "ours"
+        return "hypothesmith"
 
     @classmethod
     def parse(cls, text: str) -> SourceMix:
@@ -189,3 +197,9 @@ class SourceMix:
         if mix.ours + mix.mutation + mix.hypothesmith + mix.graphs <= 0:
             raise ValueError(f"Expected some source with a share > 0 but got {text!r}")
         return mix
+
+
+# A new campaign's mix: a tenth of programs operator-heavy (``graphs``: wide
+# and permuted inputs, 10 to 40 calls, for AOTAutograd and Inductor), the
+# rest as before the ``graphs`` source existed, in the same proportions.
+DEFAULT_MIX = SourceMix(ours=0.7, mutation=0.1, hypothesmith=0.1, graphs=0.1)

@@ -11,6 +11,7 @@ import pytest
 from fuzz.generate.mutate import MUTATION, load_donors, mutate, splice
 from fuzz.generate.program import generate
 from fuzz.generate.sources import (
+    DEFAULT_MIX,
     HYPOTHESMITH,
     SourceMix,
     draw_program,
@@ -92,6 +93,16 @@ def test_source_mix_picks_by_seed_in_proportion() -> None:
     assert 0.75 < picks.count("ours") / len(picks) < 0.85
     assert picks.count("mutation") > 100 and picks.count("hypothesmith") > 100
     assert {SourceMix(ours=1, mutation=0, hypothesmith=0).pick(s) for s in range(100)} == {"ours"}
+
+
+def test_adding_graphs_to_a_mix_moves_only_the_seeds_under_its_share_off_ours() -> None:
+    before, after = SourceMix(ours=0.8, mutation=0.1, hypothesmith=0.1), DEFAULT_MIX
+    moved = [(before.pick(seed), after.pick(seed)) for seed in range(2000)
+             if before.pick(seed) != after.pick(seed)]
+    assert moved and set(moved) == {("ours", "graphs")}
+    assert 0.07 < len(moved) / 2000 < 0.13
+    # the field defaults stay the mix without graphs: a resumed older campaign's
+    assert "graphs" not in {SourceMix().pick(seed) for seed in range(2000)}
 
 
 def test_source_mix_parse_names_the_bad_part() -> None:
