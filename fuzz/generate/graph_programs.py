@@ -34,7 +34,7 @@ __all__ = ["GENERATOR", "GRAPHS", "PLACES", "graph_program"]
 
 # Program.generator of these programs; bump the suffix when a seed starts
 # meaning another program.
-GENERATOR = "tcfuzz.graphs.v4"
+GENERATOR = "tcfuzz.graphs.v5"
 # Graphs per program, with weights (one graph is the common case).
 GRAPHS: tuple[tuple[int, int], ...] = ((1, 5), (2, 3), (3, 2))
 # Operator calls of a program, all graphs together (split evenly among them).

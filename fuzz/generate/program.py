@@ -60,7 +60,7 @@ __all__ = [
 
 # Name recorded in Program.generator; bump the suffix when the same seed starts
 # meaning a different program.
-GENERATOR = "tcfuzz.v5"
+GENERATOR = "tcfuzz.v6"
 
 # The modules whose registered constructs make the statement table, in table
 # order (each module's constructs in definition order). The order is part of
@@ -276,7 +276,7 @@ def _programs(draw: st.DrawFn, weights: dict[str, float] | None = None) -> Progr
 
 
 def programs(weights: dict[str, float] | None = None) -> st.SearchStrategy[Program]:
-    """A Hypothesis strategy for generated ``Program``s (``generator="tcfuzz.v5"``).
+    """A Hypothesis strategy for generated ``Program``s (``generator="tcfuzz.v6"``).
 
     Each program defines ``f(t0, t1, n, *extras)``, where ``t0`` and ``t1`` are
     float32 or float64 tensors (``t0`` of shape (3, 4), (2, 5), (4,),

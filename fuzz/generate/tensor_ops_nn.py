@@ -122,12 +122,23 @@ def einsum(c: Chooser, pool: Sequence[Value]) -> Call | None:
 def layer_norm(c: Chooser, pool: Sequence[Value]) -> Call | None:
     """``F.layer_norm`` over the last 1-2 dims (maybe with weight and bias), ``F.group_norm``
     with C divisible by the groups, ``F.batch_norm`` in eval mode with fixed running stats,
-    or ``F.normalize``."""
+    ``F.instance_norm`` (more than 1 spatial element), ``F.rms_norm`` over the last 1-2 dims
+    (maybe with weight), or ``F.normalize``."""
     x = choose(c, pool, lambda v: is_float(v) and v.type.ndim >= 1)
     if x is None:
         return None
     name, _ = tame(x, LARGE)
-    form = c.pick(("layer", "group", "batch", "normalize"))
+    form = c.pick(("layer", "group", "batch", "normalize", "instance", "rms"))
+    if form == "instance" and x.type.ndim in (3, 4) and math.prod(x.shape[2:]) > 1:
+        # (use_input_stats, the default, needs more than 1 spatial element)
+        return Call(f"torch.nn.functional.instance_norm({name})", _result(x, x.shape, 0),
+                    2 + 2 * math.sqrt(math.prod(x.shape[2:])))
+    if form == "rms":
+        last = 2 if x.type.ndim >= 2 and c.chance(30) else 1
+        normalized = x.shape[-last:]
+        weight = f", {_weight(normalized, x.dtype)}" if c.chance(50) else ""
+        return Call(f"torch.nn.functional.rms_norm({name}, {tuple(normalized)}{weight})", _result(x, x.shape, 0),
+                    1 + math.sqrt(math.prod(normalized)))
     if form == "group" and x.type.ndim >= 2:
         channels = x.shape[1]
         spatial = math.prod(x.shape[2:])
@@ -243,56 +254,124 @@ def conv(c: Chooser, pool: Sequence[Value]) -> Call | None:
     return Call(text, _result(x, (x.shape[0], out_channels) + out, 0), b * fan_in + 1)
 
 
+def _pool_size(size: int, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool) -> int:
+    """Output size of a pooling window over ``size`` elements, as ATen's
+    ``pooling_output_shape`` (aten/src/ATen/native/Pool.h) computes it: with
+    ``ceil_mode`` the last window may hang over the end, but must start
+    inside the input or its left padding."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)
+    out = span // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1
+    return out
+
+
 @op_rule("pool", Family.CONV)
 def pool(c: Chooser, pool_: Sequence[Value]) -> Call | None:
-    """``F.max_pool1d/2d``, ``F.avg_pool1d/2d`` (kernel <= size) or ``F.adaptive_avg_pool1d/2d``
-    on (N, C, L) / (N, C, H, W) floats."""
+    """``F.max_pool1d/2d`` (maybe dilated), ``F.avg_pool1d/2d`` (maybe
+    ``count_include_pad=False``, 2-D maybe ``divisor_override``), either maybe
+    ``ceil_mode`` (the last window hangs over the end), or
+    ``F.adaptive_avg_pool1d/2d``, ``F.adaptive_max_pool1d/2d`` to an output
+    that need not divide the input, on (N, C, L) / (N, C, H, W) floats.
+    Padding is at most half the (dilated) kernel, as ATen requires."""
     x = choose(c, pool_, lambda v: v.dtype in _CONV_DTYPES and v.type.ndim in (3, 4))
     if x is None:
         return None
     spatial = x.shape[2:]
     dims = "1d" if x.type.ndim == 3 else "2d"
-    form = c.pick(("max", "avg", "adaptive"))
-    if form == "adaptive":
-        out = tuple(max(1, s // 2) for s in spatial)
+    form = c.pick(("max", "avg", "adaptive", "adaptive_max"))
+    if form.startswith("adaptive"):
+        out = tuple(c.pick(sorted({max(1, s // 2), max(1, s - 1), s + 1})) for s in spatial)
         size = out[0] if len(out) == 1 else out
-        return Call(f"torch.nn.functional.adaptive_avg_pool{dims}({x.name}, {size})",
-                    _result(x, x.shape[:2] + out, 0), x.bound, False)
+        fn = "adaptive_avg_pool" if form == "adaptive" else "adaptive_max_pool"
+        return Call(f"torch.nn.functional.{fn}{dims}({x.name}, {size})",
+                    _result(x, x.shape[:2] + out, 0), x.bound, form == "adaptive_max" and x.exact)
     kernel = c.pick([k for k in (2, 3) if all(k <= s for s in spatial)] or [1])
-    stride = c.pick((1, 2))
-    padding = c.pick((0, 1)) if kernel >= 2 else 0
-    out = tuple(_out_size(s, kernel, stride, padding) for s in spatial)
-    text = f"torch.nn.functional.{form}_pool{dims}({x.name}, {kernel}, stride={stride}, padding={padding})"
-    return Call(text, _result(x, x.shape[:2] + out, 0), x.bound, form == "max" and x.exact)
+    stride = c.pick((1, 2, 3)) if kernel > 1 else c.pick((1, 2))
+    dilation = 2 if form == "max" and kernel > 1 and c.chance(25) else 1
+    padding = c.pick((0, 1)) if (dilation * (kernel - 1) + 1) // 2 >= 1 else 0
+    ceil_mode = c.chance(40)
+    out = tuple(_pool_size(s, kernel, stride, padding, dilation, ceil_mode) for s in spatial)
+    if any(o < 1 for o in out):
+        return None
+    options = f"stride={stride}, padding={padding}"
+    if dilation > 1:
+        options += f", dilation={dilation}"
+    if ceil_mode:
+        options += ", ceil_mode=True"
+    if form == "avg" and padding and c.chance(40):
+        options += ", count_include_pad=False"
+    if form == "avg" and dims == "2d" and c.chance(20):
+        options += f", divisor_override={c.pick((1, 3))}"
+    text = f"torch.nn.functional.{form}_pool{dims}({x.name}, {kernel}, {options})"
+    bound = x.bound * (kernel ** len(spatial) if "divisor_override" in options else 1)
+    return Call(text, _result(x, x.shape[:2] + out, 0), bound, form == "max" and x.exact)
 
 
 @op_rule("pad", Family.CONV)
 def pad(c: Chooser, pool_: Sequence[Value]) -> Call | None:
-    """``F.pad`` of the last dim: constant (any float), reflect or replicate (2-D or 3-D, pad < size)."""
+    """``F.pad``: constant (any float, of the last dim, maybe a negative pad
+    that crops), or reflect, replicate or circular (float32/float64: the last
+    dim of a 2-D or 3-D input, the last two of a 3-D or 4-D one; a pad
+    smaller than the dim for reflect, at most the dim for circular)."""
     x = choose(c, pool_, lambda v: is_float(v) and v.type.ndim >= 1)
     if x is None:
         return None
-    left, right = c.pick((0, 1, 2)), c.pick((1, 2))
     modes = ["constant"]
-    if x.type.ndim in (2, 3) and x.dtype in _CONV_DTYPES:
-        modes.append("replicate")
-        if max(left, right) < x.shape[-1]:
-            modes.append("reflect")
+    if x.type.ndim in (2, 3, 4) and x.dtype in _CONV_DTYPES:
+        modes += ["replicate", "reflect", "circular"]
     mode = c.pick(modes)
+    # ATen pads 1 dim of a 2-D or 3-D input and 2 of a 3-D or 4-D one (F.pad's
+    # "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported")
+    padded = 1 if mode == "constant" or x.type.ndim == 2 else 2 if x.type.ndim == 4 else c.pick((1, 2))
+    pads: list[int] = []
+    shape = list(x.shape)
+    for d in range(x.type.ndim - 1, x.type.ndim - 1 - padded, -1):
+        size = x.shape[d]
+        left, right = c.pick((0, 1, 2)), c.pick((1, 2))
+        if mode == "constant" and size > 1 and c.chance(15):
+            left = -1  # crops the first element
+        limit = size - 1 if mode == "reflect" else size if mode == "circular" else None
+        if limit is not None and max(left, right) > limit:
+            if limit < 1:
+                return None
+            left, right = min(left, limit), min(right, limit)
+        pads += [left, right]
+        shape[d] = size + left + right
     value = ", value=0.5" if mode == "constant" and c.chance(50) else ""
-    shape = x.shape[:-1] + (x.shape[-1] + left + right,)
-    return Call(f"torch.nn.functional.pad({x.name}, ({left}, {right}), mode={mode!r}{value})",
-                _result(x, shape, 0), max(x.bound, 0.5), x.exact)
+    return Call(f"torch.nn.functional.pad({x.name}, {tuple(pads)}, mode={mode!r}{value})",
+                _result(x, tuple(shape), 0), max(x.bound, 0.5), x.exact)
+
+
+# Interpolation modes by input rank, and the bound of the result given the
+# input's (bicubic's kernel, A = -0.75, overshoots: at most 1.25 per dim).
+_INTERPOLATE_MODES = {3: ("nearest", "nearest-exact", "linear", "area"),
+                      4: ("nearest", "nearest-exact", "bilinear", "bicubic", "area")}
 
 
 @op_rule("interpolate", Family.CONV)
 def interpolate(c: Chooser, pool_: Sequence[Value]) -> Call | None:
-    """``F.interpolate`` of (N, C, L) / (N, C, H, W) floats by scale 2: nearest, linear/bilinear."""
+    """``F.interpolate`` of (N, C, L) / (N, C, H, W) floats: nearest,
+    nearest-exact, linear/bilinear/bicubic (``align_corners`` either way;
+    bilinear/bicubic down-sampling maybe ``antialias``) or area, by
+    ``scale_factor=2.0`` or to a ``size`` up or down that need not divide the input."""
     x = choose(c, pool_, lambda v: v.dtype in _CONV_DTYPES and v.type.ndim in (3, 4))
     if x is None:
         return None
-    mode = c.pick(("nearest", "linear" if x.type.ndim == 3 else "bilinear"))
-    corners = ", align_corners=False" if mode != "nearest" else ""
-    out = tuple(2 * s for s in x.shape[2:])
-    return Call(f"torch.nn.functional.interpolate({x.name}, scale_factor=2.0, mode={mode!r}{corners})",
-                _result(x, x.shape[:2] + out, 0), x.bound, mode == "nearest" and x.exact)
+    mode = c.pick(_INTERPOLATE_MODES[x.type.ndim])
+    spatial = x.shape[2:]
+    if c.chance(30):
+        out = tuple(2 * s for s in spatial)
+        how = "scale_factor=2.0"
+    else:
+        out = tuple(c.pick(sorted({s + 1, 2 * s + 1, max(1, s - 1), max(1, s // 2)})) for s in spatial)
+        how = f"size={out[0] if len(out) == 1 else out}"
+    options = ""
+    if mode in ("linear", "bilinear", "bicubic"):
+        options += f", align_corners={c.chance(40)}"
+        if mode != "linear" and any(o < s for o, s in zip(out, spatial)) and c.chance(50):
+            options += ", antialias=True"
+    bound = x.bound * (1.25 ** len(spatial) if mode == "bicubic" else 1.0)
+    exact = mode.startswith("nearest") and x.exact
+    return Call(f"torch.nn.functional.interpolate({x.name}, {how}, mode={mode!r}{options})",
+                _result(x, x.shape[:2] + out, 0), bound, exact)

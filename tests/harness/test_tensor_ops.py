@@ -100,6 +100,42 @@ def test_each_rule_writes_an_eagerly_valid_call_of_the_type_it_says(rule) -> Non
     assert applied, f"{rule.name} found no operand in {SEEDS_PER_RULE} pools"
 
 
+# Variants of the nn rules whose shape formulas have edge cases (ATen's
+# pooling_output_shape with ceil_mode, F.pad's dims per mode, interpolate's
+# sizes): each must be drawn, and valid, over VARIANT_SEEDS pools per rule.
+VARIANT_SEEDS = 200
+NN_VARIANTS = {
+    "pool": ("ceil_mode=True", "dilation=2", "count_include_pad=False", "divisor_override", "adaptive_max_pool2d",
+             "adaptive_avg_pool1d"),
+    "pad": ("'circular'", "'reflect'", "'replicate'", "(-1, "),
+    "interpolate": ("'bicubic'", "antialias=True", "'area'", "'nearest-exact'", "align_corners=True", "size="),
+    "layer_norm": ("instance_norm", "rms_norm", "group_norm", "batch_norm"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NN_VARIANTS))
+def test_nn_rules_draw_every_variant_and_each_is_eagerly_valid(name) -> None:
+    rule = next(r for r in RULES if r.name == name)
+    seen = set()
+    for seed in range(VARIANT_SEEDS):
+        c = RandomChooser(zlib.crc32(f"{name}/variants/{seed}".encode()))
+        inputs = tensor_graph.draw_inputs(c, fresh_names(), 1 + c.index(4), wide_percent=WIDE_PERCENT,
+                                          permuted_percent=PERMUTED_PERCENT)
+        call = rule.write(c, [i.value for i in inputs])
+        if call is None:
+            continue
+        call, _ = tensor_graph.follow_layout(rule.name, call, {i.value.name for i in inputs if i.order})
+        seen |= {variant for variant in NN_VARIANTS[name] if variant in call.text}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                problems = check_call(call, {"torch": torch, **materialize(inputs, seed)})
+            except Exception as e:  # noqa: BLE001  (any error breaks the rule's promise: name the call)
+                problems = [f"{type(e).__name__}: {str(e).splitlines()[0]}"]
+        assert not problems, f"seed {seed}: {call.text}: {'; '.join(problems)}"
+    assert seen == set(NN_VARIANTS[name]), set(NN_VARIANTS[name]) - seen
+
+
 def test_graphs_of_10_to_40_calls_run_eagerly_with_their_gradients() -> None:
     ran, families = 0, set()
     failures = []
