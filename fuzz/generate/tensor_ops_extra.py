@@ -25,6 +25,7 @@ from fuzz.generate.tensor_ops import (
     op_rule,
     tame,
 )
+from fuzz.generate.tensor_ops_layout import broadcasts_to
 from fuzz.generate.tensor_types import DType, TensorType, Value
 
 __all__: list[str] = []
@@ -312,3 +313,85 @@ def conv_transpose(c: Chooser, pool: Sequence[Value]) -> Call | None:
     fn = "conv_transpose1d" if x.type.ndim == 3 else "conv_transpose2d"
     text = f"torch.nn.functional.{fn}({name}, {weight}, stride={stride}, padding={padding})"
     return Call(text, _float_type(x, (x.shape[0], out_channels) + out), b * channels * kernel ** len(spatial) + 1)
+
+
+# -- scatters into views, and sampling ---------------------------------------------
+
+def _slice_text(ndim: int, dim: int, part: str) -> str:
+    """An indexing subscript that takes ``part`` (``"1:5:2"``) of dim ``dim`` of ``ndim``."""
+    return "[" + ", ".join([":"] * dim + [part]) + "]"
+
+
+@op_rule("view-scatter", Family.INDEXING)
+def view_scatter(c: Chooser, pool: Sequence[Value]) -> Call | None:
+    """What an in-place write through a view functionalises to, called
+    directly: ``torch.slice_scatter`` (a stepped slice of a dim, maybe a
+    negative dim), ``torch.select_scatter``, ``torch.diagonal_scatter``
+    (maybe off the main diagonal) or ``x.masked_scatter(mask, src)``. The
+    source is a view of x of exactly the written shape, halved (negated for
+    integers: both exact); the mask is an exact value's sign broadcasting to x.
+    Result: x's shape, dtype and strides."""
+    x = choose(c, pool, lambda v: v.type.ndim >= 1 and v.dtype is not DType.BOOL)
+    if x is None:
+        return None
+
+    def src(view: str) -> str:
+        return f"({x.name}{view} * 0.5)" if x.dtype.is_float else f"(-{x.name}{view})"
+
+    out = x.type  # (these clone x, keeping its strides)
+    form = c.pick(("slice", "select", "diagonal", "masked"))
+    if form == "diagonal" and x.type.ndim >= 2:
+        d1, d2 = c.pick([(i, j) for i in range(x.type.ndim) for j in range(x.type.ndim) if i != j])
+        offsets = [o for o in (-1, 0, 1) if min(x.shape[d1] + min(o, 0), x.shape[d2] - max(o, 0)) >= 1]
+        offset = c.pick(offsets)
+        view = f".diagonal({offset}, {d1}, {d2})"
+        return Call(f"torch.diagonal_scatter({x.name}, {src(view)}, {offset}, {d1}, {d2})", out, x.bound, x.exact)
+    if form == "masked":
+        masks = [v for v in pool if v.exact and broadcasts_to(v.shape, x.shape)]
+        if not masks:
+            return None
+        m = c.pick(masks)
+        mask = m.name if m.dtype is DType.BOOL else f"({m.name} > 0)"
+        return Call(f"{x.name}.masked_scatter({mask}, {src('.flip(0)')})", out, x.bound, x.exact)
+    d = c.index(x.type.ndim)
+    size = x.shape[d]
+    dim = d - x.type.ndim if c.chance(30) else d
+    if form == "select":
+        index, other = c.index(size), c.index(size)
+        index = index - size if c.chance(30) else index
+        return Call(f"torch.select_scatter({x.name}, {src(f'.select({d}, {other})')}, {dim}, {index})",
+                    out, x.bound, x.exact)
+    start = c.pick([s for s in (0, 1) if s < size])
+    end = c.pick(sorted({size, max(start + 1, size - 1)}))
+    step = c.pick((1, 2, 3))
+    view = _slice_text(x.type.ndim, d, f"{start}:{end}:{step}")
+    return Call(f"torch.slice_scatter({x.name}, {src(view)}, dim={dim}, start={start}, end={end}, step={step})",
+                out, x.bound, x.exact)
+
+
+@op_rule("grid_sample", Family.CONV)
+def grid_sample(c: Chooser, pool: Sequence[Value]) -> Call | None:
+    """``F.grid_sample`` of (N, C, H, W) floats at an (N, Ho, Wo, 2) grid of
+    points in [-1.25, 1.25] (some outside: padding_mode zeros, border or
+    reflection), bilinear or bicubic, ``align_corners`` either way. The grid
+    is a linspace or a pool value of its shape, clamped and detached: never
+    ``nearest`` (its rounding at half-way points may differ between kernels)
+    and no gradient to the grid (bilinear's is discontinuous at pixel
+    centres). Bound: bicubic's kernel (A = -0.75) sums to at most 1.375 in
+    absolute value per dim."""
+    x = choose(c, pool, lambda v: v.dtype in _CONV_DTYPES and v.type.ndim == 4)
+    if x is None:
+        return None
+    n = x.shape[0]
+    shape = (n, c.pick((1, 2, 3, 5)), c.pick((1, 2, 4, 6)), 2)
+    grids = [v for v in pool if v.shape == shape and v.dtype.is_float]
+    if grids and c.chance(50):
+        grid = f"{c.pick(grids).name}.detach().clamp(-1.25, 1.25).to({x.dtype.torch})"
+    else:
+        grid = _linspace(shape, x.dtype, -1.25, 1.25)
+    mode = c.pick(("bilinear", "bicubic"))
+    padding = c.pick(("zeros", "border", "reflection"))
+    text = (f"torch.nn.functional.grid_sample({x.name}, {grid}, mode={mode!r}, padding_mode={padding!r}, "
+            f"align_corners={c.chance(50)})")
+    bound = x.bound * (1.375 ** 2 if mode == "bicubic" else 1.0)
+    return Call(text, _float_type(x, (n, x.shape[1], shape[1], shape[2])), bound)

@@ -26,7 +26,7 @@ from fuzz.generate.tensor_ops import (
 )
 from fuzz.generate.tensor_types import DType, TensorType, Value, promote
 
-__all__: list[str] = []
+__all__ = ["broadcasts_to"]
 
 
 def _view_type(x: Value, shape: tuple[int, ...], contiguous: bool) -> TensorType:
@@ -247,7 +247,7 @@ def masked_fill(c: Chooser, pool: Sequence[Value]) -> Call | None:
     x = choose(c, pool, lambda v: True)
     if x is None:
         return None
-    masks = [v for v in pool if v.exact and _broadcasts_to(v.shape, x.shape)]
+    masks = [v for v in pool if v.exact and broadcasts_to(v.shape, x.shape)]
     if not masks:
         return None
     m = c.pick(masks)
@@ -256,7 +256,8 @@ def masked_fill(c: Chooser, pool: Sequence[Value]) -> Call | None:
     return Call(f"{x.name}.masked_fill({mask}, {value})", x.type.with_(contiguous=True), max(x.bound, 3.0), x.exact)
 
 
-def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+def broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` without changing it."""
     if len(shape) > len(target):
         return False
     return all(s in (1, t) for s, t in zip(shape[::-1], target[::-1]))

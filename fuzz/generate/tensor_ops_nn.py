@@ -344,7 +344,7 @@ def pad(c: Chooser, pool_: Sequence[Value]) -> Call | None:
 
 
 # Interpolation modes by input rank, and the bound of the result given the
-# input's (bicubic's kernel, A = -0.75, overshoots: at most 1.25 per dim).
+# input's (bicubic's kernel, A = -0.75, sums to at most 1.375 in absolute value per dim).
 _INTERPOLATE_MODES = {3: ("nearest", "nearest-exact", "linear", "area"),
                       4: ("nearest", "nearest-exact", "bilinear", "bicubic", "area")}
 
@@ -371,7 +371,7 @@ def interpolate(c: Chooser, pool_: Sequence[Value]) -> Call | None:
         options += f", align_corners={c.chance(40)}"
         if mode != "linear" and any(o < s for o, s in zip(out, spatial)) and c.chance(50):
             options += ", antialias=True"
-    bound = x.bound * (1.25 ** len(spatial) if mode == "bicubic" else 1.0)
+    bound = x.bound * (1.375 ** len(spatial) if mode == "bicubic" else 1.0)
     exact = mode.startswith("nearest") and x.exact
     return Call(f"torch.nn.functional.interpolate({x.name}, {how}, mode={mode!r}{options})",
                 _result(x, x.shape[:2] + out, 0), bound, exact)

@@ -100,9 +100,10 @@ def test_each_rule_writes_an_eagerly_valid_call_of_the_type_it_says(rule) -> Non
     assert applied, f"{rule.name} found no operand in {SEEDS_PER_RULE} pools"
 
 
-# Variants of the nn rules whose shape formulas have edge cases (ATen's
+# Variants of the rules whose shape formulas have edge cases (ATen's
 # pooling_output_shape with ceil_mode, F.pad's dims per mode, interpolate's
-# sizes): each must be drawn, and valid, over VARIANT_SEEDS pools per rule.
+# sizes, the scatters' view shapes): each must be drawn, and valid, over
+# VARIANT_SEEDS pools per rule.
 VARIANT_SEEDS = 200
 NN_VARIANTS = {
     "pool": ("ceil_mode=True", "dilation=2", "count_include_pad=False", "divisor_override", "adaptive_max_pool2d",
@@ -110,11 +111,13 @@ NN_VARIANTS = {
     "pad": ("'circular'", "'reflect'", "'replicate'", "(-1, "),
     "interpolate": ("'bicubic'", "antialias=True", "'area'", "'nearest-exact'", "align_corners=True", "size="),
     "layer_norm": ("instance_norm", "rms_norm", "group_norm", "batch_norm"),
+    "view-scatter": ("slice_scatter", "select_scatter", "diagonal_scatter", "masked_scatter", "step=3", "dim=-"),
+    "grid_sample": ("'bicubic'", "'bilinear'", "'zeros'", "'border'", "'reflection'", "align_corners=True"),
 }
 
 
 @pytest.mark.parametrize("name", sorted(NN_VARIANTS))
-def test_nn_rules_draw_every_variant_and_each_is_eagerly_valid(name) -> None:
+def test_rules_draw_every_variant_and_each_is_eagerly_valid(name) -> None:
     rule = next(r for r in RULES if r.name == name)
     seen = set()
     for seed in range(VARIANT_SEEDS):
