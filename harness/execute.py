@@ -154,6 +154,19 @@ def root_error_type(exc: BaseException) -> str:
     return f"{outer}({type(inner).__name__})" if inner is not None and type(inner) is not type(exc) else outer
 
 
+def root_error_message(exc: BaseException) -> str:
+    """The normalised first line of a wrapped error's inner exception
+    (``BackendCompilerFailed``'s own first line is only ``backend=... raised:``),
+    or "" for an error that wraps none."""
+    try:
+        inner = getattr(exc, "inner_exception", None) or exc.__cause__
+    except Exception:  # a program's exception with a __getattr__ that raises
+        return ""
+    if inner is None or type(inner) is type(exc):
+        return ""
+    return compare.normalise_message(compare.safe_str(inner))
+
+
 def load_module(program: Program, path: str) -> types.ModuleType:
     """Execute the program's source as a fresh module whose ``__file__`` is ``path``.
 
@@ -374,12 +387,13 @@ def is_compile_error(ref: _Call, res: _Call) -> bool:
 
 def record_compile_error(outcome: Outcome, res: _Call) -> Outcome:
     """Make ``outcome`` the ``compile-error`` of call ``res`` (``is_compile_error``):
-    its label, root error type, normalised message and innermost compiler frame."""
+    its label, root error type, normalised message (of the wrapped error, where
+    one is wrapped) and innermost compiler frame."""
     assert res.exc is not None
     outcome.verdict = Verdict.COMPILE_ERROR
     outcome.call = res.result.label
     outcome.error_type = root_error_type(res.exc)
-    outcome.error_message = res.result.exc_message
+    outcome.error_message = root_error_message(res.exc) or res.result.exc_message
     outcome.torch_frame = innermost_torch_frame(res.exc)
     return outcome
 

@@ -55,6 +55,9 @@ def build_summary(db: CampaignDB, *, name: str, started: datetime.datetime, fini
             "interpreters": [i for i in b["interpreters"].split(",") if i], "backends": [b["backend"]],
             "count": b["count"], "case": b["case_path"], "new": bool(b["new"]),
             "matrix": matrix.get(b["key"], {}),
+            # the first error message of its program's runs (a limitation's is matched against it)
+            "message": next((o.error_message for o in by_program.get(b["program_id"], [])
+                             if o.verdict.value == b["kind"] and o.error_message), ""),
             # free-threaded or torch release, decided by one more cell (fuzz.campaign.attribution)
             "attribution": meta.get("attributions", {}).get(b["id"]),
         })

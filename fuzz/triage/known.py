@@ -105,14 +105,15 @@ def load(corpus_dir: Path) -> KnownIssues:
 
 def standing(bucket: Mapping[str, Any], known: KnownIssues, case_status: str = "") -> Standing:
     """The Standing of a summary bucket (``id``, ``kind``, ``detail``,
-    ``new``); ``case_status``: its corpus case's ``status`` ("fixed" counts
+    ``message``: its program's error message, ``new``); ``case_status``: its corpus case's ``status`` ("fixed" counts
     as fixed since). A bucket whose id ``merged`` maps to another case is
     that case's: never new."""
     if bucket.get("kind") in ("graph-break", "graph-break-regression") and \
             str(bucket.get("detail", "")).split(" [absent on ", 1)[0] in known.limitations:
         return Standing.LIMITATION
+    said = f"{bucket.get('detail', '')}\n{bucket.get('message', '')}"
     if bucket.get("kind") in ("divergence", "compile-error") and any(
-            message in str(bucket.get("detail", "")) for message in known.limitation_messages):
+            message in said for message in known.limitation_messages):
         return Standing.LIMITATION
     bucket_id = str(bucket.get("id", ""))
     issue = known.issue_of(bucket_id)

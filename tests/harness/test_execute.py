@@ -137,3 +137,23 @@ def test_a_run_decides_its_plan_from_its_first_call_without_calling_inputs_again
     assert [c.result.value.split("values=")[0] for c in run.calls][0].startswith("tensor(shape=[2, 3]")
     again = execute.load_module(program, str(tmp_path / "p.py"))
     assert execute._run(again, program, again.f, None, calls=1).plan == ("fresh",)
+
+
+def test_a_wrapped_compile_error_is_recorded_with_its_inner_message() -> None:
+    """BackendCompilerFailed's first line is only ``backend=... raised:``: a
+    compile error records the wrapped error's message (known-issues.toml's
+    limitation messages are matched against it)."""
+    from torch._dynamo.exc import BackendCompilerFailed
+
+    inner = RuntimeError("one of the variables needed for gradient computation has been modified by an "
+                         "inplace operation: [torch.FloatTensor [4]]\nHint: ...")
+    try:
+        wrapped = BackendCompilerFailed("aot_eager", inner)
+    except TypeError:  # an older signature: (backend_fn, inner_exception, traceback)
+        wrapped = BackendCompilerFailed("aot_eager", inner, None)
+    assert str(wrapped).startswith("backend=") and "inplace operation" not in str(wrapped).split("\n", 1)[0]
+    assert execute.root_error_message(wrapped) == (
+        "one of the variables needed for gradient computation has been modified by an inplace operation: "
+        "[torch.FloatTensor [4]]")
+    assert execute.root_error_type(wrapped) == "BackendCompilerFailed(RuntimeError)"
+    assert execute.root_error_message(RuntimeError("not wrapped")) == ""

@@ -215,7 +215,8 @@ def test_buckets_are_listed_new_then_known_open_then_fixed_since_and_limitations
         '[cases."fixed000001"]\nissue = "https://github.com/pytorch/pytorch/issues/1"\nstate = "fixed"\n'
         '[cases."open00000001"]\nissue = "https://github.com/pytorch/pytorch/issues/2"\n'
         '[merged]\n"oldid0000001" = { into = "open00000001", reason = "same root cause" }\n'
-        '[limitations]\ngb_types = ["Data-dependent branching"]\nmessages = ["non-empty donated buffers"]\n')
+        '[limitations]\ngb_types = ["Data-dependent branching"]\n'
+        'messages = ["non-empty donated buffers", "modified by an inplace operation"]\n')
     buckets = [
         {"id": "fixed000001", "kind": "divergence", "detail": "value", "new": False, "count": 9},
         {"id": "gb0000000001", "kind": "graph-break", "detail": "Data-dependent branching", "new": True, "count": 50},
@@ -224,14 +225,23 @@ def test_buckets_are_listed_new_then_known_open_then_fixed_since_and_limitations
         {"id": "donated00001", "kind": "divergence", "new": True, "count": 2, "detail":
          "exception:None->RuntimeError {raises RuntimeError: This backward function was compiled with non-empty "
          "donated buffers which requires create_graph=False}"},
+        # a compile error's detail is its type and frame: its message is matched
+        {"id": "inplace00001", "kind": "compile-error", "new": True, "count": 1,
+         "detail": "BackendCompilerFailed(RuntimeError)@torch/fx/experimental/proxy_tensor.py:__torch_function__",
+         "message": "RuntimeError: one of the variables needed for gradient computation has been modified by an "
+                    "inplace operation: [torch.FloatTensor [4]]"},
+        {"id": "otherbcf0001", "kind": "compile-error", "new": True, "count": 1,
+         "detail": "BackendCompilerFailed(RuntimeError)@torch/fx/experimental/proxy_tensor.py:__torch_function__",
+         "message": "RuntimeError: something else"},
     ]
     ordered = _with_standing(buckets, str(tmp_path))
     assert [(b["id"], b["standing"]) for b in ordered] == [
-        ("brandnew0001", "new"), ("oldid0000001", "known-open"), ("fixed000001", "fixed-since"),
-        ("gb0000000001", "limitation"), ("donated00001", "limitation")]
-    assert ordered[1]["upstream"].endswith("/issues/2")
+        ("brandnew0001", "new"), ("otherbcf0001", "new"), ("oldid0000001", "known-open"),
+        ("fixed000001", "fixed-since"), ("gb0000000001", "limitation"), ("donated00001", "limitation"),
+        ("inplace00001", "limitation")]
+    assert ordered[2]["upstream"].endswith("/issues/2")
     summary = {**sample_summary(), "buckets": [{**b, "interpreters": ["3.12"], "stage": "dynamo"} for b in ordered]}
     md = pages.render_markdown(summary)
     assert md.index("SIGSEGV") < md.index("| known |") < md.index("| fixed since |")
-    assert md.index("| fixed since |") < md.index("<details><summary>2 buckets of documented limitations")
+    assert md.index("| fixed since |") < md.index("<details><summary>3 buckets of documented limitations")
     assert md.index("<details><summary>") < md.index("Data-dependent branching |")
