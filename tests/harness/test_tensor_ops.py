@@ -77,26 +77,31 @@ def check_call(call: Call, namespace: dict[str, object]) -> list[str]:
     return problems
 
 
+def checked_call(rule, key: str, seed: int) -> Call | None:
+    """``rule``'s call over a random pool (from ``key``; a share with wide dims
+    and permuted inputs, as the graphs source draws them), run eagerly and
+    checked against what the rule says; None where it found no operand.
+    Fails the test, naming the seed and the call, on any difference."""
+    c = RandomChooser(zlib.crc32(key.encode()))
+    inputs = tensor_graph.draw_inputs(c, fresh_names(), 1 + c.index(4), wide_percent=WIDE_PERCENT,
+                                      permuted_percent=PERMUTED_PERCENT)
+    call = rule.write(c, [i.value for i in inputs])
+    if call is None:
+        return None
+    call, _ = tensor_graph.follow_layout(rule.name, call, {i.value.name for i in inputs if i.order})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            problems = check_call(call, {"torch": torch, **materialize(inputs, seed)})
+        except Exception as e:  # noqa: BLE001  (any error breaks the rule's promise: name the call)
+            problems = [f"{type(e).__name__}: {str(e).splitlines()[0]}"]
+    assert not problems, f"seed {seed}: {call.text}: {'; '.join(problems)}"
+    return call
+
+
 @pytest.mark.parametrize("rule", RULES, ids=[rule.name for rule in RULES])
 def test_each_rule_writes_an_eagerly_valid_call_of_the_type_it_says(rule) -> None:
-    applied = 0
-    for seed in range(SEEDS_PER_RULE):
-        c = RandomChooser(zlib.crc32(f"{rule.name}/{seed}".encode()))
-        # a share of pools with wide dims (the graphs source's, tensor_graph.WIDE_SIZES)
-        inputs = tensor_graph.draw_inputs(c, fresh_names(), 1 + c.index(4), wide_percent=WIDE_PERCENT,
-                                          permuted_percent=PERMUTED_PERCENT)
-        call = rule.write(c, [i.value for i in inputs])
-        if call is None:
-            continue
-        call, _ = tensor_graph.follow_layout(rule.name, call, {i.value.name for i in inputs if i.order})
-        applied += 1
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                problems = check_call(call, {"torch": torch, **materialize(inputs, seed)})
-            except Exception as e:  # noqa: BLE001  (any error breaks the rule's promise: name the call)
-                problems = [f"{type(e).__name__}: {str(e).splitlines()[0]}"]
-        assert not problems, f"seed {seed}: {call.text}: {'; '.join(problems)}"
+    applied = sum(checked_call(rule, f"{rule.name}/{seed}", seed) is not None for seed in range(SEEDS_PER_RULE))
     assert applied, f"{rule.name} found no operand in {SEEDS_PER_RULE} pools"
 
 
@@ -105,7 +110,7 @@ def test_each_rule_writes_an_eagerly_valid_call_of_the_type_it_says(rule) -> Non
 # sizes, the scatters' view shapes): each must be drawn, and valid, over
 # VARIANT_SEEDS pools per rule.
 VARIANT_SEEDS = 200
-NN_VARIANTS = {
+VARIANTS = {
     "pool": ("ceil_mode=True", "dilation=2", "count_include_pad=False", "divisor_override", "adaptive_max_pool2d",
              "adaptive_avg_pool1d"),
     "pad": ("'circular'", "'reflect'", "'replicate'", "(-1, "),
@@ -116,27 +121,12 @@ NN_VARIANTS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(NN_VARIANTS))
+@pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_rules_draw_every_variant_and_each_is_eagerly_valid(name) -> None:
     rule = next(r for r in RULES if r.name == name)
-    seen = set()
-    for seed in range(VARIANT_SEEDS):
-        c = RandomChooser(zlib.crc32(f"{name}/variants/{seed}".encode()))
-        inputs = tensor_graph.draw_inputs(c, fresh_names(), 1 + c.index(4), wide_percent=WIDE_PERCENT,
-                                          permuted_percent=PERMUTED_PERCENT)
-        call = rule.write(c, [i.value for i in inputs])
-        if call is None:
-            continue
-        call, _ = tensor_graph.follow_layout(rule.name, call, {i.value.name for i in inputs if i.order})
-        seen |= {variant for variant in NN_VARIANTS[name] if variant in call.text}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                problems = check_call(call, {"torch": torch, **materialize(inputs, seed)})
-            except Exception as e:  # noqa: BLE001  (any error breaks the rule's promise: name the call)
-                problems = [f"{type(e).__name__}: {str(e).splitlines()[0]}"]
-        assert not problems, f"seed {seed}: {call.text}: {'; '.join(problems)}"
-    assert seen == set(NN_VARIANTS[name]), set(NN_VARIANTS[name]) - seen
+    calls = [checked_call(rule, f"{name}/variants/{seed}", seed) for seed in range(VARIANT_SEEDS)]
+    seen = {variant for call in calls if call is not None for variant in VARIANTS[name] if variant in call.text}
+    assert seen == set(VARIANTS[name]), set(VARIANTS[name]) - seen
 
 
 def test_graphs_of_10_to_40_calls_run_eagerly_with_their_gradients() -> None:
