@@ -1,0 +1,49 @@
+# /// script
+# requires-python = ">=3.11"
+# dependencies = ["torch==2.15.0"]
+# [tool.tcfuzz]
+# signature = "compile-error|inductor|InductorError(NotImplementedError)@torch/_inductor/codegen/cpp_flex_attention_template.py:render|3.12"
+# kind = "compile-error"
+# stage = "inductor"
+# interpreters = ["3.12"]
+# backend = "inductor"
+# device = "cpu"
+# torch = "2.15.0+cu132"
+# first-seen = "2026-12-02"
+# last-seen = "2026-12-02"
+# generator = "tcfuzz.graphs.v4"
+# seed = 8400718
+# count = 1
+# status = "open"
+# ///
+
+
+import torch.nn.attention.flex_attention
+
+def f(grow, y):
+    t = y
+    t2 = torch.diag_embed(t)
+    t3 = torch.nn.attention.flex_attention.flex_attention(t2.clamp(0), torch.linspace(0, 0, 1).reshape(1, 1, 1, 1), torch.linspace(0, 0, 1).reshape(1, 1, 1, 1).flip(0))
+    t3.float().mean().clamp(0).item()
+    return grow
+
+def inputs():
+    return (torch.randn(0), torch.randn(1, 1, 1))
+
+
+BACKEND = "inductor"
+FULLGRAPH = False
+
+
+if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they differ
+    import random, sys
+    from torch._dynamo.utils import same
+    def call(fn):  # seeded as the harness seeds: inputs() and the call each draw from seed 0
+        torch.manual_seed(0); random.seed(0); args = inputs(); torch.manual_seed(0); random.seed(0)
+        return fn(*args)
+    def run(fn):
+        try: return [call(fn) for _ in range(2)]
+        except BaseException as e: return f"raised {type(e).__name__}: {e}"
+    eager, compiled = run(f), run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
+    print(f"eager:    {eager}\ncompiled: {compiled}")
+    sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)
