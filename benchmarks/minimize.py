@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 import pysource_minimize  # noqa: E402
 
 from harness.program import Program  # noqa: E402
+from harness.settings import CompileSettings  # noqa: E402
 from fuzz.campaign import interpreters  # noqa: E402
 from fuzz.corpus import render, store  # noqa: E402
 from fuzz.generate.program import generate  # noqa: E402
@@ -108,8 +109,8 @@ class SharedPool:
 
 
 def benchmark_cases(shared: SharedPool, name: str, programs: int, min_lines: int, first_seed: int,
-                    log, *, with_corpus: bool = True) -> list[tuple[str, Program, Signature, str]]:
-    """(label, program, signature on ``name`` alone, backend) for each case."""
+                    log, *, with_corpus: bool = True) -> list[tuple[str, Program, Signature, str, CompileSettings]]:
+    """(label, program, signature on ``name`` alone, backend, compile settings) for each case."""
     cases = []
     for path in store.list_cases(ROOT / "corpus") if with_corpus else []:
         program, meta = store.read_case(path)
@@ -117,9 +118,10 @@ def benchmark_cases(shared: SharedPool, name: str, programs: int, min_lines: int
             continue
         sig = Signature.parse(meta["signature"])
         sig = Signature(sig.kind, sig.stage, sig.detail, (name,))
-        check = SignatureCheck(shared, program, sig, meta["backend"], [name])
+        settings = CompileSettings.from_json(meta.get("compile"))  # as the case's table records
+        check = SignatureCheck(shared, program, sig, meta["backend"], [name], settings=settings)
         if check(render.program_body(program.source)):
-            cases.append((f"corpus/{path.parent.name}/{path.stem}", program, sig, meta["backend"]))
+            cases.append((f"corpus/{path.parent.name}/{path.stem}", program, sig, meta["backend"], settings))
         else:
             log(f"skip {path}: does not show {sig.key} on {name} alone")
     seed, found = first_seed, 0
@@ -132,7 +134,7 @@ def benchmark_cases(shared: SharedPool, name: str, programs: int, min_lines: int
         wanted = [f for f in findings(outcomes) if f.signature.kind is Kind.DIVERGENCE and f.backend == PLANTED]
         if any(o.verdict.value == "flaky" for o in outcomes) or not wanted:
             continue
-        cases.append((f"generated/seed{program.seed}", program, wanted[0].signature, PLANTED))
+        cases.append((f"generated/seed{program.seed}", program, wanted[0].signature, PLANTED, CompileSettings()))
         found += 1
     return cases
 
@@ -250,11 +252,11 @@ def main() -> int:
             cases = benchmark_cases(shared, args.python, args.programs, args.min_lines, args.seed, log,
                                     with_corpus=not args.no_corpus)
             log(f"{len(cases)} cases")
-            for label, program, sig, backend in cases:
+            for label, program, sig, backend, settings in cases:
                 body = render.program_body(program.source)
                 row = {"case": label, "lines_before": code_lines(body), "tokens_before": tokens(body)}
                 for reducer in reducers:
-                    check = SignatureCheck(shared, program, sig, backend, [args.python])
+                    check = SignatureCheck(shared, program, sig, backend, [args.python], settings=settings)
                     started = time.monotonic()
                     try:
                         result = run_reducer(reducer, check, program, args)
@@ -266,7 +268,7 @@ def main() -> int:
                     holds = check(result)
                     row[reducer] = {"lines": code_lines(result), "raw_lines": render.code_lines(result),
                                     "tokens": tokens(result), "calls": calls, "elapsed_s": round(elapsed_s, 1),
-                                    "holds": holds, "source": result}
+                                    "holds": holds, "source": result, "settings": check.settings.describe()}
                     log(f"{label} {reducer}: { {k: v for k, v in row[reducer].items() if k != 'source'} }")
                 rows.append(row)
                 if args.json:  # after every case, so that a run cut short keeps what it measured

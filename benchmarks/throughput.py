@@ -4,7 +4,7 @@ Usage (host venv)::
 
     .venv/bin/python benchmarks/throughput.py [--python 3.12] [--backend eager,aot_eager,inductor]
         [--programs 40 | --programs eager=100,aot_eager=40,inductor=12] [--rss-programs 1000]
-        [--seed 0] [--json OUT]
+        [--seed 0] [--json OUT] [--reach]
 
 Throughput: the same ``--programs`` generated programs (a count, or one per
 backend: programs that compile in 0.2 s on ``eager`` need many more for a
@@ -26,6 +26,10 @@ work, so its ratio is the harness's own overhead: two eager runs, the
 comparisons, isolation, memory release, the pipe). Prints programs/s of each, the
 ratios tcfuzz / bare, and where tcfuzz's time went (worker time in eager
 calls, compiled calls, the rest of the harness, and host + protocol).
+
+``--reach`` adds a fourth tcfuzz side, the full call plan with compiler line
+coverage on (harness.reach, Outcome.reach), interleaved with the others, and
+prints what it costs in programs/s against the full plan without it.
 
 Memory: ``--rss-programs`` programs on one worker (eager backend, the
 campaign's full call plan), recycled as a campaign recycles it (resident set
@@ -58,6 +62,8 @@ from fuzz.campaign.workers import RSS_GROWTH_LIMIT_MIB, Task, Worker, WorkerPool
 # the timed ones.
 WARMUP_SEED_OFFSET = 1_000_000
 RSS_SEED_OFFSET = 2_000_000
+# The side with compiler line coverage on (--reach): the full call plan plus harness.reach.
+REACH_SIDE = "full+reach"
 
 
 class BareLoop:
@@ -96,14 +102,18 @@ def start_pool(interp: interpreters.Interpreter, log_dir: Path, cache_dir: str) 
     return pool
 
 
-def measure(interp: interpreters.Interpreter, backend: str, programs: list, warmup, scratch: Path) -> dict:
+def measure(interp: interpreters.Interpreter, backend: str, programs: list, warmup, scratch: Path,
+            reach: bool = False) -> dict:
     """Each program through the bare loop, tcfuzz (full call plan) and tcfuzz
     (first two calls), interleaved program by program in rotating order, so
     that load from other processes falls on all three alike. Times are wall
     seconds per program as each side's caller sees them (tcfuzz: including
-    the host, the pipe and JSON)."""
+    the host, the pipe and JSON). ``reach``: a fourth side, the full call plan
+    with compiler line coverage on (harness.reach), beside "full" without it."""
     bare = BareLoop(interp, str(scratch / f"cache-bare-{backend}"))
     calls = {"full": None, "2 calls": 2, "1 call": 1}
+    if reach:
+        calls[REACH_SIDE] = None
     pools = {side: start_pool(interp, scratch / "logs", str(scratch / f"cache-{side.replace(' ', '')}-{backend}"))
              for side in calls}
     sides = ["bare", *calls]
@@ -114,14 +124,15 @@ def measure(interp: interpreters.Interpreter, backend: str, programs: list, warm
     try:
         bare.run(warmup, backend)  # each side's first compile of the backend, not timed
         for name, pool in pools.items():
-            pool.run_all([Task(warmup, interp.name, backend, calls=calls[name])])
+            pool.run_all([Task(warmup, interp.name, backend, calls=calls[name], reach=name == REACH_SIDE)])
         for i, program in enumerate(programs):
             for side in sides[i % len(sides):] + sides[:i % len(sides)]:
                 started = time.perf_counter()
                 if side == "bare":
                     raised += bare.run(program, backend)["raised"]
                 else:
-                    outcomes[side] += pools[side].run_all([Task(program, interp.name, backend, calls=calls[side])])
+                    outcomes[side] += pools[side].run_all([Task(program, interp.name, backend, calls=calls[side],
+                                                                reach=side == REACH_SIDE)])
                 per_program[side].append(time.perf_counter() - started)
                 totals[side] += per_program[side][-1]
     finally:
@@ -216,6 +227,9 @@ def main() -> int:
                         help="memory run: recycle the worker past this growth over its warm size (0: never)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--reach", action="store_true",
+                        help="also run the full call plan with compiler line coverage on (harness.reach) and "
+                             "print its programs/s against the full plan's")
     args = parser.parse_args()
 
     interp = interpreters.resolve(args.python)
@@ -228,10 +242,11 @@ def main() -> int:
 
     print(f"throughput: {counts} programs on {args.python}, interleaved", flush=True)
     for backend in backends:
-        r = results["backends"][backend] = measure(interp, backend, programs[:counts[backend]], warmup, scratch)
+        r = results["backends"][backend] = measure(interp, backend, programs[:counts[backend]], warmup, scratch,
+                                                   reach=args.reach)
         print(f"  {backend:<10} bare loop {r['programs'] / r['bare_s']:.3f} prog/s ({r['bare_raised']} raised)",
               flush=True)
-        for side in ("full", "2 calls", "1 call"):
+        for side in ("full", "2 calls", "1 call", *((REACH_SIDE,) if args.reach else ())):
             t = r[side]
             print(f"  {backend:<10} tcfuzz {side:<8} {r['programs'] / t['elapsed_s']:.3f} prog/s  ratio {t['ratio']:.2f} "
                   f"(on the {r['judged']} non-flaky programs {t['ratio_judged']:.2f}) "
@@ -239,6 +254,10 @@ def main() -> int:
                   f"harness {t['harness_s']:.1f} s, host+protocol {t['host_s']:.1f} s: "
                   f"{t['compiled_calls_s'] / t['elapsed_s']:.0%} of the time in compiled calls; {t['verdicts']})",
                   flush=True)
+        if args.reach:
+            r["reach_overhead"] = 1 - r["full"]["elapsed_s"] / r[REACH_SIDE]["elapsed_s"]
+            print(f"  {backend:<10} coverage (harness.reach) costs {r['reach_overhead']:.1%} of the full call plan's "
+                  f"programs/s", flush=True)
 
     print("\n| backend | bare prog/s | tcfuzz prog/s, full call plan | ratio | in compiled calls "
           "| tcfuzz prog/s, fresh + cached calls | ratio | in compiled calls "

@@ -19,7 +19,6 @@ import logging
 import os
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from harness.outcome import Outcome, Verdict
 from harness.program import Program, ProgramError
 from harness.settings import CompileSettings
 from fuzz.campaign import cells, interpreters
+from fuzz import console
 from fuzz.corpus import render, store
 from fuzz.errors import CorpusError, CouldNotMinimize, HarnessError, TcfuzzError, UsageError
 from fuzz.triage.signature import Finding, Kind, Signature, findings
@@ -192,7 +192,7 @@ def _resumed_config(args: argparse.Namespace) -> Any:
 def _new_config(args: argparse.Namespace) -> Any:
     """The CampaignConfig of ``tcfuzz run`` without --resume: every argument
     checked (UsageError) before the interpreters' envs are looked at."""
-    from fuzz.campaign.config import CampaignConfig, parse_share
+    from fuzz.campaign.config import DEFAULT_SCHEDULE, CampaignConfig, parse_share
     from fuzz.generate.sources import DEFAULT_MIX, SourceMix
 
     device = check_device_name(args.device or "cpu")
@@ -202,6 +202,10 @@ def _new_config(args: argparse.Namespace) -> Any:
     budget_s = parse_duration_s(budget) if budget else None
     shard = parse_shard(args.shard) if args.shard else (0, 1)
     share = parse_share(args.share)
+    if args.schedule == "share" and not share:
+        raise UsageError("--schedule share needs --share, e.g. --share aot_eager=0.5,inductor=0.25")
+    if args.picks < 1:
+        raise UsageError(f"Expected --picks of at least 1 but got --picks={args.picks}")
     check_threads(args.threads)
     sources = DEFAULT_MIX
     if args.sources:
@@ -222,81 +226,30 @@ def _new_config(args: argparse.Namespace) -> Any:
         interpreters=interps, backends=backends, out_dir=Path(args.out) if args.out else Path("reports") / name,
         corpus_dir=Path(args.corpus), device=device, fullgraph=args.fullgraph, budget_s=budget_s,
         programs=args.programs, seed=seed, jobs=args.jobs, shard=shard, minimise=not args.no_minimize, name=name,
-        sources=sources, feedback=not args.no_feedback, share=share, threads=check_threads(args.threads, interps),
+        sources=sources, feedback=not args.no_feedback, coverage=not args.no_coverage,
+        guided=not args.no_guidance, share=share,
+        threads=check_threads(args.threads, interps),
         worker_rss_mib=args.worker_rss_mib, worker_rss_growth_mib=args.worker_rss_growth_mib,
-        matrix=matrix.value, torch=release, unavailable=chosen.unavailable, vary_compile=not args.default_compile)
+        matrix=matrix.value, torch=release, unavailable=chosen.unavailable, vary_compile=not args.default_compile,
+        schedule=args.schedule or DEFAULT_SCHEDULE.value, picks=args.picks)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from fuzz.campaign.loop import Campaign
 
     config = _resumed_config(args) if args.resume else _new_config(args)
-    with _progress_display() as show:
+    with console.progress_display() as show:
         result = Campaign(config, on_progress=show).run()
     return _print_run(result, config.name, config.out_dir)
 
 
 def _print_run(result: Any, name: str, out: Path) -> int:
-    s = result.summary
-    print(f"campaign {name}: {s['programs']} programs, {s['runs']} runs in {s['elapsed_s']:.0f} s "
-          f"({s['programs_per_s']:.3f} programs/s)")
-    print("verdicts: " + ", ".join(f"{k} {v}" for k, v in s["verdicts"].items() if v))
-    for b in s["buckets"]:
-        if b["new"]:
-            print(f"  NEW {b['kind']:<14} {b['stage']:<9} {b['detail'][:60]:<60} {','.join(b['interpreters']):<22} "
-                  f"{b['case'] or '(not filed)'}")
-    for line in _backlog_lines(s.get("backlog") or {}):
-        print(line)
-    print(f"report: {out / 'index.html'}")
+    """Print a campaign's closing lines (fuzz.console); its exit code."""
+    console.print_run(result, name, out)
     return EXIT_FOUND if result.new_buckets else EXIT_OK
 
 
-def _backlog_lines(backlog: dict[str, Any]) -> list[str]:
-    """The end-of-run lines on the corpus backlog (summary.json ``backlog``):
-    the buckets filed from it in this run, then those still waiting there for
-    the next campaign (left unminimised for lack of time); none when both are none."""
-    filed, waiting = backlog.get("filed") or [], backlog.get("buckets") or []
-    lines = []
-    if filed:
-        lines.append(f"backlog: {len(filed)} buckets filed from it in this run")
-        lines += [f"  FILED {f['kind']:<22} {f['id']}  {f['case']}" if f.get("case") else
-                  f"  TRIED {f['kind']:<22} {f['id']}  (tried, not filed: see the log)" for f in filed]
-    if waiting:
-        lines.append(f"backlog: {backlog.get('waiting', len(waiting))} buckets wait in {backlog.get('path')} "
-                     f"(no time to minimise them; the next campaign files them first)")
-        lines += [f"  WAITS {w['kind']:<22} {w['id']}  {w.get('backend', '')}, left by {w.get('campaigns', 1)} "
-                  f"campaigns since {w.get('first_seen', '?')}" for w in waiting]
-    return lines
-
-
-class _progress_display:
-    """A rich progress bar on a TTY; a status line every 30 s otherwise."""
-
-    def __enter__(self) -> Any:
-        self.last = 0.0
-        if sys.stderr.isatty():
-            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), transient=False)
-            self.bar.start()
-            self.task = self.bar.add_task("starting")
-        else:
-            self.bar = None
-        return self.show
-
-    def show(self, p: Any) -> None:
-        rate = p.runs / p.elapsed_s if p.elapsed_s else 0.0
-        text = (f"{p.phase}: {p.programs} programs, {p.runs} runs ({rate:.2f} runs/s), "
-                f"{p.buckets} buckets ({p.new_buckets} new)")
-        if self.bar is not None:
-            self.bar.update(self.task, description=text)
-        elif time.monotonic() - self.last > 30:
-            self.last = time.monotonic()
-            print(f"[{p.elapsed_s:6.0f} s] {text}", file=sys.stderr, flush=True)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
+_backlog_lines = console.backlog_lines
 
 
 # ---------------------------------------------------------------- repro / triage
@@ -416,13 +369,31 @@ def _issue_extras(args: argparse.Namespace, interps: list[interpreters.Interpret
     on_newest = {o.interpreter for o in outcomes if infos.get(o.interpreter) and infos[o.interpreter].torch == newest}
     trace = ablation.torch_trace(text, interps[0], Path(args.log_dir) / f"trace-{Path(args.case).stem}") \
         if interps else None
+    minified = _minified(args, interps, outcomes)
     return issue.IssueExtras(
         ablation=[] if args.no_ablation else ablation.run_ablation(text, interps),
         collect_env={i.name: ablation.collect_env(i) for i in interps},
         newest_torch=newest,
         reproduces_on_newest=any(o.verdict.is_bug for o in outcomes if o.interpreter in on_newest) if newest else None,
         trace_dir=str(trace.raw_dir) if trace else "", tlparse_dir=str(trace.tlparse_dir or "") if trace else "",
-        trace_note=trace.note if trace else "")
+        trace_note=trace.note if trace else "",
+        minifier_repro=minified.repro if minified else "", minifier_note=minified.note if minified else "")
+
+
+def _minified(args: argparse.Namespace, interps: list[interpreters.Interpreter], outcomes: list[Outcome]) -> Any:
+    """torch's after-AOT minifier on an AOT- or Inductor-stage corpus case
+    (fuzz.triage.minifier), on the first interpreter where it showed; None
+    for other cases or with --no-minifier."""
+    from fuzz.triage import minifier
+
+    _, meta = load_case(args.case)
+    if args.no_minifier or not minifier.applies(meta) or "[tool.tcfuzz]" not in Path(args.case).read_text():
+        return None
+    shown = [i for i in interps if any(o.interpreter == i.name and o.verdict.is_bug for o in outcomes)]
+    if not shown:
+        return minifier.MinifierResult("", "the case did not reproduce here", 0.0)
+    print(f"running torch's after-AOT minifier on {shown[0].name} (minutes)...", file=sys.stderr)
+    return minifier.after_aot_repro(Path(args.case), shown[0], kind=str(meta.get("kind", "")))
 
 
 def _save(program: Program, interps: list[interpreters.Interpreter], outcomes: list[Outcome], corpus_dir: Path, *,
@@ -553,8 +524,8 @@ def cmd_minimize(args: argparse.Namespace) -> int:
                                                  if n in pool.info} or pool.info)
     text = render.render_case(program.with_source(result.source),
                               target.signature.with_root_cause(result.source, check.shown or outcomes),
-                              backend=target.backend, device=device, fullgraph=fullgraph,
-                              torch_version=torch_version, settings=settings)
+                              backend=target.backend, device=device, fullgraph=fullgraph, torch_version=torch_version,
+                              settings=result.settings if result.settings is not None else settings)
     if args.output:
         Path(args.output).write_text(text)
     else:
@@ -630,7 +601,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", metavar="DIR",
                      help="continue the campaign in DIR (after a kill): its config, the next unfinished program")
     run.add_argument("--share", help="share of programs on the slower backends, e.g. aot_eager=0.5,inductor=0.25 "
-                                     "(default 1: all; the lowest backend always runs; chosen by seed)")
+                                     "(every interpreter; the lowest backend always runs; chosen by seed; "
+                                     "implies --schedule share)")
+    run.add_argument("--schedule", choices=["yield", "full", "share"],
+                     help="which (interpreter, backend) cells run each program: yield (default: the lowest backend "
+                          "on every interpreter, each slower one on --picks interpreters chosen by each cell's new "
+                          "buckets per CPU-second), full (every backend on every interpreter), share (--share)")
+    run.add_argument("--picks", type=int, default=1,
+                     help="interpreters each slower backend runs a program on under --schedule yield (default 1)")
     run.add_argument("--threads", type=int, default=0,
                      help="K: also call each compiled function from K threads at once (free-threaded 3.13t only)")
     run.add_argument("--worker-rss-mib", type=float, default=RSS_LIMIT_MIB,
@@ -640,7 +618,14 @@ def build_parser() -> argparse.ArgumentParser:
                           f"(default {RSS_GROWTH_LIMIT_MIB}; 0: never; Dynamo keeps ~0.5 MiB per program that nothing "
                           "releases)")
     run.add_argument("--no-feedback", action="store_true",
-                     help="programs a function of the seed alone (shards then merge into exactly one run's buckets)")
+                     help="programs a function of the seed alone (shards then merge into exactly one run's buckets); "
+                          "coverage is still recorded")
+    run.add_argument("--no-guidance", action="store_true",
+                     help="draw every program as without coverage: no mutants of the programs that reached new "
+                          "compiler lines (coverage still recorded; the campaign before guidance)")
+    run.add_argument("--no-coverage", action="store_true",
+                     help="workers do not record the compiler lines each run reaches, so no coverage guidance "
+                          "(about 1-5%% of a worker's time saved)")
     run.add_argument("--matrix", help="named (interpreter, torch) cells: newest (default: each interpreter with the "
                                       "newest torch that has a wheel for it) or mission (3.11-3.13t on torch 2.12.0)")
     run.add_argument("--torch", help="pin one torch release on every interpreter, e.g. 2.13.0 "
@@ -657,6 +642,8 @@ def build_parser() -> argparse.ArgumentParser:
     repro.add_argument("--markdown", action="store_true", help="print a block ready to paste into a PyTorch issue")
     repro.add_argument("--no-ablation", action="store_true",
                        help="with --markdown: skip the backend x dynamic x fullgraph ablation (python CASE per setting)")
+    repro.add_argument("--no-minifier", action="store_true",
+                       help="with --markdown: skip torch's after-AOT minifier on an AOT- or Inductor-stage case")
     repro.add_argument("--save", metavar="CORPUS",
                        help="file each bug the case shows into this corpus folder as a seed case, unreduced")
     repro.add_argument("--bisect", action="store_true",
@@ -729,6 +716,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="keep the coverage data in DIR/<python>/.coverage, with missed.tsv: each measured file's "
                           "statements and missed ones, most missed first")
     cov.add_argument("--json", action="store_true", help="print JSON: {interpreters: {name: {...}}}")
+    cov.add_argument("--campaign", metavar="DIR",
+                     help="report the compiler coverage the campaign in DIR recorded (per package and file, "
+                          "per interpreter) instead of measuring a generator's")
     cov.set_defaults(func=cmd_coverage)
     return parser
 
@@ -738,6 +728,9 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_coverage(args: argparse.Namespace) -> int:
     from fuzz.report import coverage
     from fuzz.generate.sources import SOURCES
+
+    if args.campaign:
+        return _campaign_coverage(Path(args.campaign), as_json=args.json)
 
     if args.generator not in SOURCES:
         raise UsageError(f"Expected --generator to be one of {', '.join(SOURCES)} but got --generator {args.generator}")
@@ -765,6 +758,23 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         print(json.dumps(coverage.as_json(measured)))
     else:
         print(coverage.render_table(measured, args.generator))
+    return EXIT_OK
+
+
+def _campaign_coverage(out_dir: Path, *, as_json: bool) -> int:
+    """``tcfuzz coverage --campaign DIR``: the lines the campaign's workers
+    reached, with each file's share where its first interpreter still runs."""
+    from fuzz.report import campaign_coverage
+
+    reached, config = campaign_coverage.load_map(out_dir)
+    table = campaign_coverage.file_table(reached)
+    interps = [i for i in config.get("interpreters", []) if i in reached.interpreters] or sorted(reached.interpreters)
+    pythons = [Path(p) for name in interps if (p := config.get("pythons", {}).get(name)) and Path(p).exists()]
+    totals = campaign_coverage.executable_lines(pythons[0], sorted(table)) if pythons else {}
+    if as_json:
+        print(json.dumps({"statements": reached.statements, "files": table, "executable": totals}))
+    else:
+        print(campaign_coverage.render(table, totals, interps))
     return EXIT_OK
 
 

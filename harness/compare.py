@@ -12,6 +12,17 @@ of those RMSEs, which one such element would make NaN and the rule vacuous
 tensors compare exactly. A leaf tensor's ``.grad`` is compared with the same
 rule. Containers compare element-wise, Python floats with the same tolerance,
 everything else with ``==`` on a normalised snapshot (addresses removed).
+
+What a snapshot keeps of the program's data is what eager shows
+deterministically: the order of ordered containers (a dict's and an
+``OrderedDict``'s keys, the latter in its own order, which ``move_to_end``
+changes and the dict underneath does not; a deque's items and its
+``maxlen``), a set's contents (whatever order it iterates in), a container's
+type (``OrderedDict``, ``defaultdict`` with its factory, ``Counter``,
+``frozenset``), and an object's attribute names (private ones and
+``__slots__`` too) beside its public attributes' values. A value eager does
+not reproduce (an ``id()`` kept in a public attribute) makes eager disagree
+with itself, a ``flaky`` program, never a finding.
 """
 
 from __future__ import annotations
@@ -148,6 +159,49 @@ class Opaque(NamedTuple):
     reason: str
 
 
+class Instance(NamedTuple):
+    """Snapshot of an object with a ``__dict__`` or ``__slots__``: its type
+    name, its public attributes (instance dict order, then set slots in
+    class order) as snapshots, and the sorted names of every attribute it
+    has, private ones and set slots included: an attribute added, removed
+    or renamed shows although its value is not compared."""
+
+    type_name: str
+    public: dict
+    names: tuple
+
+
+class Sequenced(NamedTuple):
+    """Snapshot of a ``collections.deque``: its type name, its ``maxlen``
+    (None: unbounded) and its items, in order, as snapshots."""
+
+    type_name: str
+    maxlen: Any
+    items: tuple
+
+
+class Members(NamedTuple):
+    """Snapshot of a set or frozenset: its type name and its elements as
+    snapshots, sorted by their normalised reprs (a set's iteration order
+    follows hashes and insertion history; its contents are what eager
+    fixes)."""
+
+    type_name: str
+    items: tuple
+
+
+class Mapped(NamedTuple):
+    """Snapshot of a dict subclass (``OrderedDict``, ``defaultdict``,
+    ``Counter``, a program's): its type name, its items as a plain dict's
+    snapshot (in the subclass's own order: an ``OrderedDict``'s, not the
+    dict's underneath) and a ``defaultdict``'s ``default_factory`` (else
+    None)."""
+
+    type_name: str
+    items: Any
+    factory: Any
+
+
 class Digest(NamedTuple):
     """Snapshot of a container with more than MAX_SNAPSHOT_ITEMS items: its
     type, length and the SHA-256 of the normalised reprs of its first
@@ -225,7 +279,7 @@ class _Snapshot:
             return value
         if isinstance(value, torch.Tensor):
             return _snapshot_tensor(value)
-        if cls in (TensorWithGrad, Drained, TensorKind, Opaque, Digest):
+        if cls in (TensorWithGrad, Drained, TensorKind, Opaque, Digest, Instance, Sequenced, Members, Mapped):
             return value
         for base, convert in _SCALARS.items():
             if isinstance(value, base):  # a subclass: its type, then its builtin value
@@ -246,27 +300,90 @@ class _Snapshot:
 
     def _container(self, value: Any, depth: int) -> Any:
         cls = type(value)
-        base = next((b for b in (list, tuple, dict, set, frozenset) if isinstance(value, b)), None)
+        base = _container_base(value)
         if base is not None and self.items + base.__len__(value) > MAX_SNAPSHOT_ITEMS:
             return digest(value)
         if base in (list, tuple):  # the builtin iteration: a subclass's __iter__ is not called
             items = [self.take(v, depth + 1) for v in base.__iter__(value)]
             return cls(items) if cls in (list, tuple) else (type_name(value), tuple(items))
-        if isinstance(value, dict):
-            pairs = list(dict.items(value))
-            if all(type(k) in (str, int, bool, type(None)) for k, _ in pairs):
-                return {k: self.take(v, depth + 1) for k, v in pairs}
-            return ("dict", tuple((self.take(k, depth + 1), self.take(v, depth + 1)) for k, v in pairs))
-        if isinstance(value, (set, frozenset)):
-            return ("set", sorted(normalise_text(safe_repr(v)) for v in value))
+        if base is dict:
+            mapping = self._mapping(_dict_items(value), depth)
+            if cls is dict:
+                return mapping
+            factory = None
+            if isinstance(value, collections.defaultdict):  # the C descriptor: no property of a subclass's runs
+                factory = self.take(collections.defaultdict.default_factory.__get__(value), depth + 1)
+            return Mapped(type_name(value), mapping, factory)
+        if base is collections.deque:  # the deque's own iteration and maxlen, not a subclass's
+            items = tuple(self.take(v, depth + 1) for v in collections.deque.__iter__(value))
+            return Sequenced(type_name(value), collections.deque.maxlen.__get__(value), items)
+        if base in (set, frozenset):
+            items = [self.take(v, depth + 1) for v in base.__iter__(value)]
+            order = sorted(range(len(items)), key=lambda i: normalise_text(safe_repr(items[i])))
+            return Members(type_name(value), tuple(items[i] for i in order))
         if callable(value) and isinstance(getattr(value, "__name__", None), str):
             return f"<callable {value.__name__}>"
         attrs = getattr(value, "__dict__", None)
-        if isinstance(attrs, dict) and not isinstance(value, type):
-            public = {k: self.take(v, depth + 1) for k, v in list(attrs.items())
+        slots = _set_slots(value)
+        if (isinstance(attrs, dict) or slots) and not isinstance(value, type):
+            attrs = attrs if isinstance(attrs, dict) else {}
+            public = {k: self.take(v, depth + 1) for k, v in list(attrs.items()) + slots
                       if isinstance(k, str) and not k.startswith("_")}
-            return (type_name(value), public)
+            names = sorted({k for k in list(attrs) if isinstance(k, str)} | {k for k, _ in slots})
+            return Instance(type_name(value), public, tuple(names))
         return normalise_text(safe_repr(value))
+
+    def _mapping(self, pairs: list, depth: int) -> Any:
+        """The snapshot of a dict's ``pairs``, in their order: a dict where
+        every key is a str, int, bool or None, else ("dict", ((key, value), ...))."""
+        if all(type(k) in (str, int, bool, type(None)) for k, _ in pairs):
+            return {k: self.take(v, depth + 1) for k, v in pairs}
+        return ("dict", tuple((self.take(k, depth + 1), self.take(v, depth + 1)) for k, v in pairs))
+
+
+# The containers a snapshot reads with their base type's own methods, most
+# specific first where one derives from another.
+_CONTAINER_BASES = (list, tuple, dict, set, frozenset, collections.deque)
+
+
+def _container_base(value: Any) -> Any:
+    """The first of _CONTAINER_BASES that ``value`` is an instance of, or None."""
+    return next((b for b in _CONTAINER_BASES if isinstance(value, b)), None)
+
+
+def _dict_items(value: dict) -> list:
+    """The (key, value) pairs of dict ``value`` in its own order: an
+    ``OrderedDict``'s order (``move_to_end`` changes it, not the dict
+    underneath), else the dict's; read with the base type's C methods, so a
+    subclass's ``__iter__`` or ``items`` is not called."""
+    if isinstance(value, collections.OrderedDict):
+        return list(collections.OrderedDict.items(value))
+    return list(dict.items(value))
+
+
+def _set_slots(value: Any) -> list[tuple[str, Any]]:
+    """(name, value) of every ``__slots__`` attribute that is set on
+    ``value``, in the order its classes (most derived first) declare them,
+    read through the slots' own member descriptors (no program code runs; a
+    private slot ``__x`` of class ``C`` by its stored name ``_C__x``)."""
+    found: list[tuple[str, Any]] = []
+    seen: set[str] = set()
+    for klass in type(value).__mro__:
+        declared = vars(klass).get("__slots__", ())
+        for name in (declared,) if isinstance(declared, str) else declared:
+            if not isinstance(name, str) or name in ("__dict__", "__weakref__"):
+                continue
+            if name.startswith("__") and not name.endswith("__"):
+                name = f"_{klass.__name__.lstrip('_')}{name}"
+            descriptor = vars(klass).get(name)
+            if name in seen or not isinstance(descriptor, types.MemberDescriptorType):
+                continue
+            seen.add(name)
+            try:
+                found.append((name, descriptor.__get__(value, klass)))
+            except AttributeError:  # declared, not set
+                pass
+    return found
 
 
 def _snapshot_tensor(value: Any) -> Any:
@@ -299,15 +416,18 @@ def _snapshot_tensor(value: Any) -> Any:
 
 
 def digest(value: Any) -> Digest:
-    """The ``Digest`` of a huge list, tuple, dict or set (a subclass's own
-    ``__iter__`` and ``__len__`` are not called)."""
+    """The ``Digest`` of a huge list, tuple, dict, set or deque (a subclass's
+    own ``__iter__`` and ``__len__`` are not called): a dict's items in its
+    own order (``_dict_items``), a set's reprs sorted, since its iteration
+    order is not its contents; a deque's ``maxlen`` too."""
     h = hashlib.sha256()
-    base = next(b for b in (list, tuple, dict, set, frozenset) if isinstance(value, b))
-    items = dict.items(value) if base is dict else base.__iter__(value)
-    for i, item in enumerate(items):
-        if i >= MAX_DIGEST_ITEMS:
-            break
-        h.update(normalise_text(safe_repr(item)).encode("utf-8", "replace"))
+    base = _container_base(value)
+    items = _dict_items(value) if base is dict else base.__iter__(value)
+    reprs = (normalise_text(safe_repr(item)) for _, item in zip(range(MAX_DIGEST_ITEMS), items))
+    for text in sorted(reprs) if base in (set, frozenset) else reprs:
+        h.update(text.encode("utf-8", "replace"))
+    if base is collections.deque:
+        h.update(f"maxlen={collections.deque.maxlen.__get__(value)}".encode())
     return Digest(type_name(value), base.__len__(value), h.hexdigest())
 
 
@@ -319,8 +439,11 @@ def snapshot(value: Any) -> Any:
     one); a tensor subclass, sparse, quantised or meta tensor becomes a
     ``TensorKind`` (its kind, then its plain data); lists, tuples, dicts and
     sets are copied recursively (a cycle becomes "<cycle>", past
-    MAX_SNAPSHOT_ITEMS items a ``Digest``); objects with a ``__dict__``
-    become ``(type name, public attributes)``; subclasses of int, float,
+    MAX_SNAPSHOT_ITEMS items a ``Digest``): a dict in its own order, a
+    subclass of dict as ``Mapped``, a set as ``Members`` (contents, not
+    iteration order), a deque as ``Sequenced`` (items and ``maxlen``);
+    objects with a ``__dict__`` or ``__slots__`` become an ``Instance``
+    (type name, public attributes, every attribute name); subclasses of int, float,
     str... ``(type name, builtin value)``; anything else its normalised
     repr. Whatever cannot be read becomes ``Opaque``. Never raises.
     """

@@ -35,7 +35,9 @@ after AOTAutograd: forward and backward).
 such process and prints ``dynamo_line_coverage``, the share of those
 statements executed (and ``inductor_line_coverage``,
 ``functorch_line_coverage`` for Inductor; every ``.py`` file under the
-folder counts, imported or not; ``inductor_cpu_line_coverage`` leaves out
+folder counts, imported or not; ``dynamo_files`` the share of each file of
+``PER_FILE`` (``torch/_dynamo/variables/*``, ``polyfills/*`` and
+``comprehension_graph_break.py``); ``inductor_cpu_line_coverage`` leaves out
 the files only a GPU or distributed run executes, ``ACCELERATOR_ONLY``). Coverage starts before torch is imported,
 so the statements a module runs at import count (as ``coverage run`` counts
 them); Inductor's caches stay on, in a cache folder of the probe's own.
@@ -125,6 +127,13 @@ ACCELERATOR_ONLY = re.compile(
     r"(triton|cuda|rocm|cutlass|cutedsl|nv_universal|pallas|mps|halide|flydsl|vendored|quack|flex_gemm"
     r"|xpu|mtia|gfx|/ck/|/ck_|metal|tlx|helion|comms|comm_|bucketing|overlap|micro_pipeline|fsdp|distributed"
     r"|nccl|autoheuristic)", re.IGNORECASE)
+
+# The files whose share ``line_report`` gives one by one (``dynamo_files``), as
+# paths under torch/: Dynamo's model of Python values (its variable trackers),
+# its Python re-implementations of library functions, and its handling of
+# graph breaks inside comprehensions (torch 2.15+), so that a construct's
+# effect shows in the file it was written for.
+PER_FILE = re.compile(r"^_dynamo/(variables/[^/]+|polyfills/[^/]+|comprehension_graph_break)\.py$")
 
 BACKENDS: dict[str, tuple[str, ...]] = {
     "eager": ("_dynamo",),
@@ -303,7 +312,9 @@ def line_report(data_file: str, backend: str = "eager", missed_file: str | None 
     With ``missed_file``, also writes there a tab-separated table of every
     measured file, most missed statements first: ``statements``,
     ``missed``, ``path`` (under torch/), ``accelerator_only`` (1 if
-    ``ACCELERATOR_ONLY`` matches it)."""
+    ``ACCELERATOR_ONLY`` matches it). ``dynamo_files``: for each file
+    ``PER_FILE`` matches that this torch has, path under torch/ ->
+    ``{"statements", "executed", "share"}``."""
     import coverage
     import torch
 
@@ -313,6 +324,7 @@ def line_report(data_file: str, backend: str = "eager", missed_file: str | None 
     cov.combine([os.path.dirname(os.path.abspath(data_file))], keep=True)
     report: dict[str, Any] = {}
     rows: list[tuple[int, int, str, int]] = []
+    per_file: dict[str, dict[str, float]] = {}
     for folder, root in zip(BACKENDS[backend], roots):
         statements = executed = cpu_statements = cpu_executed = 0
         for path, _, files in os.walk(root):
@@ -329,6 +341,10 @@ def line_report(data_file: str, backend: str = "eager", missed_file: str | None 
                     relative = os.path.relpath(os.path.join(path, name), torch_root)
                     accelerator = bool(ACCELERATOR_ONLY.search(relative))
                     rows.append((len(lines), len(missing), relative, int(accelerator)))
+                    if PER_FILE.match(relative.replace(os.sep, "/")):
+                        done = len(lines) - len(missing)
+                        per_file[relative.replace(os.sep, "/")] = {
+                            "statements": len(lines), "executed": done, "share": done / len(lines) if lines else 0.0}
                     if not accelerator:
                         cpu_statements += len(lines)
                         cpu_executed += len(lines) - len(missing)
@@ -339,6 +355,7 @@ def line_report(data_file: str, backend: str = "eager", missed_file: str | None 
         if folder == "_inductor":
             report["inductor_cpu_line_coverage"] = cpu_executed / cpu_statements if cpu_statements else 0.0
             report["inductor_cpu_statements"] = cpu_statements
+    report["dynamo_files"] = dict(sorted(per_file.items()))
     if missed_file is not None:
         with open(missed_file, "w") as fh:
             fh.write("statements\tmissed\tpath\taccelerator_only\n")

@@ -8,8 +8,8 @@ state. Eager A vs eager B decides ``flaky``; eager A vs compiled decides
 everything else, call by call.
 
 Every run makes the calls of one plan (harness.plan: fresh, cached, then
-guard and shape where they apply), decided by eager A's ``_run``. After each
-call the harness compares the return value (generators drained), the
+guard and shape where they apply, then carried), decided by eager A's
+``_run``. After each call the harness compares the return value (generators drained), the
 exception (type and normalised message), captured stdout, the arguments, and
 global state that may leak out of the call (grad mode, default dtype); after
 the run, module globals, class attributes and closure cells.
@@ -29,7 +29,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness import compare, device as devices, inputs as input_variants, observe, reference, state
+from harness import compare, device as devices, inputs as input_variants, observe, reference, state, timing
 from harness.plan import Call, CallPlan, is_program_class, reset_global_state
 from harness.backends import resolve_backend, stance_of
 from harness.outcome import Aspect, CallResult, Outcome, Phase, Verdict
@@ -84,6 +84,7 @@ class _Run:
     globals_after: Any = None
     plan: tuple[Call, ...] = ()  # harness.plan's calls, in order
     undone: list[str] = field(default_factory=list)  # attributes the calls rebound, put back after each
+    passed: tuple | None = None  # what the last call was given (float64, moved): the next carried call's arguments
 
 
 def qualified_name(exc_type: type) -> str:
@@ -208,6 +209,29 @@ def deterministic_settings() -> None:
         inductor_config.fallback_random = True
 
 
+def skip_guard_latency_profile() -> None:
+    """Stop Dynamo from timing each new guard set after building it.
+
+    torch/_dynamo/guards.py calls ``profile_guard_manager`` after every compile
+    to log the guards' latency (``guard_latency_us`` in its compilation
+    metrics), flushing the CPU cache first: ~20 ms CPU and ~90 ms wall a
+    compile here, half of a small program's eager-backend compile, for a
+    number nothing in tcfuzz reads. The guards were already checked on the
+    frame just before (the "Guard failed on the same frame" assertion), so no
+    guard code goes unrun. Called once per worker, before any program's
+    state is saved, so restoring state keeps it."""
+    try:
+        import torch._dynamo.guards as guards
+    except ImportError:  # a torch without it: nothing to skip
+        return
+    if hasattr(guards, "profile_guard_manager"):
+        guards.profile_guard_manager = _no_guard_latency
+
+
+def _no_guard_latency(*args: object) -> float:
+    return 0.0
+
+
 def global_state() -> tuple:
     """Torch's process-wide state that a call can leak (harness.state.torch_modes:
     grad, inference and forward-AD modes, default dtype and device, autocast
@@ -264,22 +288,30 @@ def _make_inputs(module: types.ModuleType, program: Program) -> Any:
 
 
 def _run(module: types.ModuleType, program: Program, fn: Any, plan: tuple[str, ...] | None, *,
-         calls: int | None = None, fp64: bool = False, device: str = "cpu") -> _Run:
+         calls: int | None = None, fp64: bool = False, device: str = "cpu", carried: tuple | None = None) -> _Run:
     """Make ``plan``'s calls of ``fn`` on a freshly loaded ``module``. With
     ``plan`` None the run decides it (harness.plan.CallPlan: from the module
     before the first call and that call's inputs, so ``inputs()`` is called
-    once per call; at most ``calls`` calls) and records it in ``run.plan``."""
-    run = _Run()
+    once per call but ``carried``; at most ``calls`` calls) and records it in
+    ``run.plan``. The ``carried`` call is given the objects the call before
+    it was given, as that call left them (made float64 or moved to
+    ``device`` once, not again); ``carried`` is that call's ``run.passed``
+    for a plan made one call at a time."""
+    run = _Run(passed=carried)
     namespaces = state.capture_namespaces()
-    call_plan = CallPlan(module, lambda: _make_inputs(module, program), plan, limit=calls)
+    call_plan = CallPlan(module, lambda: _make_inputs(module, program), plan, limit=calls, carried=carried)
     for label, args in call_plan:
-        if fp64:
-            try:
-                args = input_variants.to_fp64(args)
-            except Exception as e:  # a tensor kind without a float64 variant
-                raise _NoReference(f"{type(e).__name__}") from None
-        if device != "cpu":
-            args = devices.to_device(args, device)
+        if label is Call.CARRIED and run.passed is not None:
+            args = run.passed
+        else:
+            if fp64:
+                try:
+                    args = input_variants.to_fp64(args)
+                except Exception as e:  # a tensor kind without a float64 variant
+                    raise _NoReference(f"{type(e).__name__}") from None
+            if device != "cpu":
+                args = devices.to_device(args, device)
+        run.passed = args
         out = _Capture()
         call = _Call(CallResult(label=label.value))
         start = time.perf_counter()
@@ -358,20 +390,29 @@ def call_difference(ref: _Call, res: _Call, fp64: _Call | None = None,
     return None
 
 
-def _first_difference(ref: _Run, res: _Run, fp64: _Run | None = None,
-                      notes: list[str] | None = None) -> tuple[Aspect | None, str]:
+def _first_difference(ref: _Run, res: _Run, fp64: _Run | None = None, notes: list[str] | None = None,
+                      skip: tuple[str, ...] = ()) -> tuple[Aspect | None, str]:
     """(aspect, call label) of the first way two runs differ, call by call
     (``call_difference``), then in module globals, class attributes and
-    closure cells (label ""); (None, "") when they match. Comparisons that
+    closure cells (label ""), then in the ``carried`` call (after the
+    globals, so that a program whose globals differ after the run is the
+    "globals" divergence it was before that call existed); (None, "") when
+    they match. Calls labelled in ``skip`` are not compared. Comparisons that
     cannot be made are noted in ``notes``."""
     fp64_calls = fp64.calls if fp64 is not None else [None] * len(ref.calls)
-    for a, b, c in zip(ref.calls, res.calls, fp64_calls):
+    triples = [t for t in zip(ref.calls, res.calls, fp64_calls) if t[0].result.label not in skip]
+    carried = [t for t in triples if t[0].result.label == Call.CARRIED.value]
+    for a, b, c in [t for t in triples if t[0].result.label != Call.CARRIED.value]:
         aspect = call_difference(a, b, c, notes=notes)
         if aspect is not None:
             return aspect, a.result.label
     if not _values_match(ref.globals_after, res.globals_after, None if fp64 is None else fp64.globals_after,
                          "globals", notes):
         return Aspect.GLOBALS, ""
+    for a, b, c in carried:
+        aspect = call_difference(a, b, c, notes=notes)
+        if aspect is not None:
+            return aspect, a.result.label
     return None, ""
 
 
@@ -443,6 +484,7 @@ def run_program(
     started = time.perf_counter()
     deterministic_settings()
     torch._dynamo.reset()
+    clock = timing.PhaseClock()
     fp64_run: _Run | None = None
     state.install()  # records the threads the program starts
     # the compiler's config is put back after the program (harness.worker),
@@ -456,17 +498,23 @@ def run_program(
         log.info("phase %s %s %s", Phase.EAGER, program.program_id, backend)
         mod_a = load_module(program, path)
         # eager A decides the plan from its first call's inputs (inputs() may count its calls)
-        with settings.calling():
+        with settings.calling(), clock.phase(timing.TimePhase.EAGER):
             eager_a = _run(mod_a, program, getattr(mod_a, program.entry), None, calls=calls, device=device)
         plan = eager_a.plan
         outcome.eager_s = sum(c.result.elapsed_s for c in eager_a.calls)
         outcome.state_left += eager_a.undone[:MAX_NOTES]
         fresh_start()
         mod_b = load_module(program, path)
-        with settings.calling():
+        with settings.calling(), clock.phase(timing.TimePhase.EAGER):
             eager_b = _run(mod_b, program, getattr(mod_b, program.entry), plan, device=device)
         outcome.eager = [c.result for c in eager_a.calls]
-        flaky_aspect, flaky_call = _first_difference(eager_a, eager_b, notes=outcome.incomparable)
+        with clock.phase(timing.TimePhase.COMPARE):
+            flaky_aspect, flaky_call = _first_difference(eager_a, eager_b, notes=outcome.incomparable)
+        skip: tuple[str, ...] = ()
+        if flaky_aspect and flaky_call == Call.CARRIED.value:
+            # eager disagrees with itself on the carried call alone: that call is not compared, the rest is
+            outcome.incomparable.append(f"{flaky_aspect.value}@{flaky_call}: eager differs from itself")
+            flaky_aspect, skip = None, (Call.CARRIED.value,)
         if flaky_aspect:
             outcome.verdict, outcome.aspect, outcome.call = Verdict.FLAKY, flaky_aspect, flaky_call
             return outcome
@@ -481,7 +529,9 @@ def run_program(
             compiled = _Run()
             for i, label in enumerate(plan):
                 counter.call_index = i
-                compiled.calls += _run(mod_c, program, compiled_fn, (label,), device=device).calls
+                with clock.phase(f"{timing.CALL_PREFIX}{label.value}"):
+                    part = _run(mod_c, program, compiled_fn, (label,), device=device, carried=compiled.passed)
+                compiled.calls, compiled.passed = compiled.calls + part.calls, part.passed
             compiled.globals_after = _globals_snapshot(mod_c)
         outcome.compiled = [c.result for c in compiled.calls]
         outcome.compile_s = compiled.calls[0].result.elapsed_s if compiled.calls else 0.0
@@ -491,7 +541,8 @@ def run_program(
         for a, b in zip(eager_a.calls, compiled.calls):
             if is_compile_error(a, b):
                 return record_compile_error(outcome, b)
-        aspect, call = _first_difference(eager_a, compiled, notes=outcome.incomparable)
+        with clock.phase(timing.TimePhase.COMPARE):
+            aspect, call = _first_difference(eager_a, compiled, notes=outcome.incomparable, skip=skip)
         if aspect in FLOAT_ASPECTS and any(
                 compare.has_float(c.value) or compare.has_float(c.args_after) for c in eager_a.calls):
             # torch's rule: a float difference is a bug only if compiled is
@@ -500,9 +551,9 @@ def run_program(
             fresh_start()
             mod_r = load_module(program, path)
             try:
-                with settings.calling():
+                with settings.calling(), clock.phase(timing.TimePhase.FP64):
                     fp64_run = _run(mod_r, program, getattr(mod_r, program.entry), plan, fp64=True, device="cpu")
-                aspect, call = _first_difference(eager_a, compiled, fp64_run)
+                aspect, call = _first_difference(eager_a, compiled, fp64_run, skip=skip)
             except _NoReference as e:  # no float64 variant of the inputs: eager's value decides
                 outcome.incomparable.append(f"no float64 reference: {e}")
     except ProgramError as e:
@@ -513,6 +564,8 @@ def run_program(
         return devices.record_fault(outcome, e)
     finally:
         outcome.elapsed_s = time.perf_counter() - started
+        outcome.phases = clock.result()
+        outcome.cpu_s = round(clock.cpu_s(), 3)
         for name in [n for n in sys.modules if n.startswith("tcfuzz_program_")]:
             del sys.modules[name]
         reset_global_state()

@@ -203,6 +203,16 @@ class Outcome:
     # How torch.compile was called (harness.settings): dynamic, marked dims,
     # mode, config keys. Rows written before it existed read as the defaults.
     compile_settings: CompileSettings = dataclasses.field(default_factory=CompileSettings)
+    # CPU seconds of the run (the worker's user + system time and its reaped
+    # children's, harness.timing) and its split by phase, {phase: [wall_s, cpu_s]}
+    # (harness.timing.TimePhase; compiled calls as "call:<label>"). A run the
+    # worker did not finish (crash, timeout) has the host's wall time as cpu_s.
+    cpu_s: float = 0.0
+    phases: dict[str, list[float]] = dataclasses.field(default_factory=dict)
+    # Lines of torch's compiler this run executed that were new for its
+    # worker, {"torch/_dynamo/guards.py": [line, ...]} (harness.reach; only
+    # when the run request asked for "reach"). Rows before it read as {}.
+    reach: dict[str, list[int]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Accept the enums' values as strings ("" for none). Raises ValueError

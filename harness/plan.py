@@ -18,12 +18,19 @@ float64 reference) makes the calls of one plan, decided by eager A:
   shape    inputs() with every dimension of the largest size S >= 2 grown to
            S + 1, in tensors at any depth of tuples, lists and dicts: a
            recompile, then dynamic shapes
+  carried  no inputs(): the argument objects the previous call was given,
+           as that call left them (mutated, half-consumed), and the module
+           as the calls left it (globals, caches, class attributes): a stale
+           guard, a lost mutation or a cache that answers differently the
+           second time shows here; always the last call
 
 ``guard`` is made only where the module (before its first call) or the
 first call's inputs have something to change (``has_guard_targets``), ``shape`` only where the first call's inputs have a dimension to
-grow. Before each call grad mode is on, the default dtype float32, and both
-torch's and ``random``'s RNGs are seeded with 0 (before ``inputs()`` and again
-before the call).
+grow; ``carried`` always, after the others (so that the calls before it, and
+the signatures of cases filed before it existed, are what they were). Before
+each call grad mode is on, the default dtype float32, and both torch's and
+``random``'s RNGs are seeded with 0 (before ``inputs()`` and again before the
+call).
 
 This module imports only the standard library (torch inside functions) and no
 other harness module, and has no multi-line string but its docstrings: the
@@ -37,6 +44,7 @@ annotations`` for the same reason (its annotations are evaluated, on Python
 import ast
 import copy
 import enum
+import functools
 import random
 import types
 from collections.abc import Callable, Iterator, Sequence
@@ -50,6 +58,7 @@ class Call(str, enum.Enum):
     CACHED = "cached"
     GUARD = "guard"
     SHAPE = "shape"
+    CARRIED = "carried"
 
     def describe(self) -> str:
         return {
@@ -57,6 +66,7 @@ class Call(str, enum.Enum):
             "cached": "the same inputs again: the compiled code's cached path",
             "guard": "after the state the compiled code read changed (globals, objects, functions): a guard must fire",
             "shape": "with the largest dimension grown by one: a recompile, then dynamic shapes",
+            "carried": "the previous call's argument objects again, as it left them and the module: carried state",
         }[self.value]
 
 
@@ -210,9 +220,16 @@ def tested_names(module: types.ModuleType) -> set[str]:
     cannot be read."""
     try:
         with open(module.__file__) as fh:
-            tree = ast.parse(fh.read())
+            return set(_tested_names_in(fh.read()))
     except Exception:
         return set()
+
+
+@functools.lru_cache(maxsize=32)
+def _tested_names_in(source: str) -> frozenset[str]:
+    """``tested_names`` of a module's source text, parsed once per source
+    (a run asks for it on every guard call of eager and compiled alike)."""
+    tree = ast.parse(source)
     names = set()
     for top in tree.body:
         if isinstance(top, ast.If) and "__name__" in ast.dump(top.test):
@@ -223,7 +240,7 @@ def tested_names(module: types.ModuleType) -> set[str]:
                     and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
                     and node.args[1].value.isidentifier() and not node.args[1].value.startswith("_")):
                 names.add(node.args[1].value)
-    return names
+    return frozenset(names)
 
 
 def mutate_object(obj: Any, names: set[str]) -> bool:
@@ -347,8 +364,8 @@ def decide(guard: bool, first_args: tuple, *, limit: int | None = None,
            last: str | None = None) -> tuple[Call, ...]:
     """The plan of a module with or without something for the guard call to
     change (``guard``) whose first call gets ``first_args``: fresh, cached,
-    then guard and shape where they apply; only up to call ``last`` where the
-    plan has it, at most ``limit`` calls (None or 0: all)."""
+    then guard and shape where they apply, then carried; only up to call
+    ``last`` where the plan has it, at most ``limit`` calls (None or 0: all)."""
     plan = [Call.FRESH, Call.CACHED]
     if guard:
         plan.append(Call.GUARD)
@@ -358,6 +375,7 @@ def decide(guard: bool, first_args: tuple, *, limit: int | None = None,
         grows = False
     if grows:
         plan.append(Call.SHAPE)
+    plan.append(Call.CARRIED)
     if last is not None and last in plan:
         plan = plan[:plan.index(Call(last)) + 1]
     return tuple(plan[:limit] if limit else plan)
@@ -386,8 +404,12 @@ class CallPlan:
     numbers is not: the RNGs were just seeded).
 
     ``make_inputs()`` returns the program's inputs (a tuple, or one value that
-    becomes a 1-tuple); it is called once per call, so an ``inputs()`` that
-    counts its calls sees what the harness made. With ``calls`` None the plan
+    becomes a 1-tuple); it is called once per call but ``carried``, so an
+    ``inputs()`` that counts its calls sees what the harness made. The
+    ``carried`` call gets the very tuple the call before it got: for a plan
+    made one call at a time, ``carried`` is the tuple the call before the
+    first of ``calls`` got (without it, a ``carried`` call first gets
+    ``make_inputs()``). With ``calls`` None the plan
     is decided (``decide``, with ``limit`` and ``last``) from the module
     before the first call and from that call's inputs before the call can
     change them; ``calls`` holds it from then on. Module state is changed only
@@ -397,13 +419,14 @@ class CallPlan:
     """
 
     def __init__(self, module: types.ModuleType, make_inputs: Callable[[], Any],
-                 calls: Sequence[str] | None = None, *, limit: int | None = None, last: str | None = None):
+                 calls: Sequence[str] | None = None, *, limit: int | None = None, last: str | None = None,
+                 carried: tuple | None = None):
         import torch
 
         self.grad_enabled = torch.is_grad_enabled()
         self.module, self.make_inputs = module, make_inputs
         self.calls = None if calls is None else tuple(Call(c) for c in calls)
-        self.limit, self.last = limit, last
+        self.limit, self.last, self.carried = limit, last, carried
 
     def __iter__(self) -> Iterator[tuple[Call, tuple]]:
         try:
@@ -411,14 +434,18 @@ class CallPlan:
         except Exception:  # a program's object or descriptor that refuses to be looked at
             module_targets = False
         todo = list(self.calls if self.calls is not None else (Call.FRESH,))
+        previous = self.carried  # the arguments of the call before: the carried call's
         while todo:
             call = todo.pop(0)
             reset_global_state(self.grad_enabled)
             if call is Call.GUARD:
                 mutate_for_guard(self.module)
             seed_rngs()
-            args = self.make_inputs()
-            args = args if isinstance(args, tuple) else (args,)
+            if call is Call.CARRIED and previous is not None:
+                args = previous
+            else:
+                args = self.make_inputs()
+                args = args if isinstance(args, tuple) else (args,)
             if self.calls is None:
                 try:
                     guard = module_targets or changeable_inputs(self.module, args)
@@ -434,5 +461,6 @@ class CallPlan:
                 except Exception:  # as decide(): the inputs as they are
                     pass
             seed_rngs()
+            previous = args
             yield call, args
         reset_global_state(self.grad_enabled)

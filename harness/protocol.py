@@ -8,7 +8,8 @@ Requests (host -> worker, on the worker's stdin):
    threads: K > 0 asks for the free-threaded concurrency run, harness.threads;
    calls: N makes only the first N calls of harness.execute's plan, null all;
    compile: harness.settings.CompileSettings.to_json(), absent or {} for the
-   defaults; the concurrency run ignores it)
+   defaults; the concurrency run ignores it; "reach": true (optional) makes the
+   outcome carry the compiler lines new for this worker, harness.reach)
   {"op": "shutdown"}
 Replies (worker -> host, on a private duplicate of the worker's original
 stdout, so that programs printing or writing to fd 1 from C cannot corrupt it):
@@ -30,8 +31,9 @@ import json
 from typing import IO, Any
 
 # Bumped whenever a request or an Outcome gains a field: a host and a worker
-# from different checkouts then refuse each other in one line (3: "compile"; 4: a program's "weights").
-PROTOCOL_VERSION = 4
+# from different checkouts then refuse each other in one line (3: "compile"; 4: a program's "weights";
+# 5: "reach").
+PROTOCOL_VERSION = 5
 
 
 def encode(message: dict[str, Any]) -> bytes:

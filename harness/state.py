@@ -135,6 +135,35 @@ def _mode_names(length: Callable[[], int], at: Callable[[int], Any]) -> tuple[st
     return tuple(type(at(i)).__qualname__ for i in range(length()))
 
 
+def dispatch_keys() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The names of the dispatch keys in this thread's local include and
+    exclude sets. A compile that fails inside AOTAutograd can leave the
+    PythonDispatcher key included without the Python dispatcher set: every
+    later operator of the worker then fails with "Hit PythonDispatcher
+    dispatch key but PythonDispatcherTLS was not set" (measured: an
+    ``inference_mode`` program under aot_eager poisoned a worker so, and its
+    later programs were all invalid; 36% of a guided campaign's runs)."""
+    import torch
+
+    keys = torch._C.DispatchKey.__members__.values()
+    return (tuple(k.name for k in keys if torch._C._dispatch_tls_is_dispatch_key_included(k)),
+            tuple(k.name for k in keys if torch._C._dispatch_tls_is_dispatch_key_excluded(k)))
+
+
+def _restore_dispatch_keys(included: tuple[str, ...], excluded: tuple[str, ...]) -> None:
+    """Put this thread's local include and exclude sets back to ``dispatch_keys()``'s."""
+    import torch
+
+    now_included, now_excluded = dispatch_keys()
+    for names, now, setter in ((included, now_included, torch._C._dispatch_tls_set_dispatch_key_included),
+                               (excluded, now_excluded, torch._C._dispatch_tls_set_dispatch_key_excluded)):
+        for name in set(names) ^ set(now):
+            try:
+                setter(getattr(torch._C.DispatchKey, name), name in names)
+            except (RuntimeError, ValueError):  # an alias key: set through its members
+                pass
+
+
 def torch_modes() -> tuple:
     """torch's process-wide (thread-local) modes that a call can leave
     changed, as ``(name, value)`` pairs: compared after every call
@@ -156,6 +185,7 @@ def torch_modes() -> tuple:
         ("dispatch-modes", _mode_names(torch._C._len_torch_dispatch_stack, torch._C._get_dispatch_stack_at)),
         ("saved-tensor-hooks", torch._C._autograd._top_saved_tensors_default_hooks(False) is not None),
         ("matmul-precision", torch.get_float32_matmul_precision()),
+        ("dispatch-keys", dispatch_keys()),
     ]
     for device in AUTOCAST_DEVICES:
         modes.append((f"autocast-{device}", (torch.is_autocast_enabled(device),
@@ -349,6 +379,8 @@ def _restore_modes(saved: ProcessState, undone: list[str]) -> None:
             break
         torch._C._autograd._pop_saved_tensors_default_hooks()
     torch.set_float32_matmul_precision(modes["matmul-precision"])
+    if dispatch_keys() != modes["dispatch-keys"]:
+        _restore_dispatch_keys(*modes["dispatch-keys"])
     eval_frame = sys.modules.get("torch._dynamo.eval_frame")
     if eval_frame is not None and saved.stance is not None and eval_frame._stance is not saved.stance:
         eval_frame._set_stance(saved.stance)

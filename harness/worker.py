@@ -222,8 +222,10 @@ def _run_one(request: dict, name: str, workdir: str) -> tuple[dict, bool]:
     still as it was before the program (harness.state): False when a thread
     the program started is still running or some state could not be put
     back, and the worker must retire after replying."""
-    from harness import execute, state, threads
+    from harness import execute, reach, state, threads
 
+    # started before the program's state is saved, so that its events are no state the program left
+    collector = reach.worker_collector() if request.get("reach") else None
     program = Program.from_json(request["program"])
     options = dict(interpreter=name, device=request.get("device", "cpu"),
                    fullgraph=bool(request.get("fullgraph", False)), workdir=workdir)
@@ -237,10 +239,34 @@ def _run_one(request: dict, name: str, workdir: str) -> tuple[dict, bool]:
                 outcome = execute.run_program(program, request["backend"], calls=request.get("calls"),
                                               settings=CompileSettings.from_json(request.get("compile")), **options)
         finally:
+            if _left_garbage(locals().get("outcome")):
+                gc.collect()  # before the state is put back: see _left_garbage
             restored = state.restore(saved, workdir)
     execute.note_state(outcome, restored)
+    if collector is not None:
+        outcome.reach = collector.drain()
     outcome.gil_enabled = sys._is_gil_enabled() if hasattr(sys, "_is_gil_enabled") else True
     return outcome.to_json(), restored.clean
+
+
+def _left_garbage(outcome: Any) -> bool:
+    """Whether a run may have left reference cycles that hold torch's C++
+    guards: it did not match (a compile error, a divergence, ...), a call
+    raised, or there is no outcome (the harness raised). An exception's
+    traceback keeps the compiler's frames, and with them guards such as
+    AOTAutograd's ``_EnablePythonDispatcher``; when the cycle is collected
+    their destructors put this thread's dispatch keys and grad mode back to
+    what they were when the guard was made, so a collection after
+    ``state.restore`` poisoned the worker: every later operator raised
+    "Hit PythonDispatcher dispatch key but PythonDispatcherTLS was not set"
+    (an ``inference_mode`` program's compile error under aot_eager; 36% of
+    a guided campaign's runs were lost so). Collecting costs about 80-100 ms
+    in a warm worker, so runs that matched with no exception skip it."""
+    if outcome is None:
+        return True
+    if getattr(getattr(outcome, "verdict", None), "value", "match") != "match":
+        return True
+    return any(call.exc_type for call in (*outcome.eager, *outcome.compiled))
 
 
 def serve() -> int:
@@ -266,6 +292,7 @@ def serve() -> int:
     observe.install()
     state.install()
     execute.deterministic_settings()  # before any program's state is saved: restoring keeps it
+    execute.skip_guard_latency_profile()
     tune_collector()
     address_space_mib = options.address_space_mib
     if address_space_mib < 0:

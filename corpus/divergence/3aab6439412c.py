@@ -10,10 +10,10 @@
 # device = "cpu"
 # torch = "2.15.0+cu132"
 # first-seen = "2026-12-01"
-# last-seen = "2026-12-01"
+# last-seen = "2026-12-02"
 # generator = "tcfuzz.graphs.v1"
 # seed = 7400277
-# compile = {"inductor" = {"pre_grad_fusion_options" = {"normalization_pass" = {}, "merge_splits_pass" = {}, "split_cat_pass" = {}, "unbind_stack_pass" = {}, "merge_getitem_cat_pass" = {}, "mutate_cat_pass" = {}, "split_cat_to_slices_pass" = {}, "unbind_cat_to_view_pass" = {}, "split_stack_to_cats_pass" = {}, "unbind_stack_to_slices_pass" = {}, "move_reshape_out_of_split_stack_pass" = {}, "remove_split_with_size_one_pass" = {}, "merge_stack_tahn_unbind_pass" = {}, "einsum_to_pointwise_pass" = {}, "batch_relu" = {}, "batch_sigmoid" = {}, "batch_tanh" = {}, "batch_clamp" = {}, "batch_layernorm" = {}, "batch_nan_to_num" = {}, "batch_detach" = {}, "batch_dropout" = {}}}, "dynamo" = {"capture_scalar_outputs" = true}}
+# compile = {"inductor" = {"pre_grad_fusion_options" = {"normalization_pass" = {}}}}
 # count = 1
 # status = "open"
 # replay = {"3.12/2.15.0" = "reproduces", "3.11/2.15.0" = "reproduces", "3.13/2.15.0" = "reproduces", "3.13t/2.12.0" = "reproduces", "3.14/2.15.0" = "reproduces", "3.15/2.15.0" = "reproduces"}
@@ -22,26 +22,19 @@
 
 import torch
 
-def f(s, v2, v3):
-
-    def g(s, v, v2, v3):
-        t2 = s
-        return (0, 0, t2, 0)
-    v1, v2, t2, v3 = g(s, 0, 0, 0)
-    t = t2
-    torch.clamp(t2.detach().float(), 0, out=t)
-    return t
+def f(s):
+    torch.clamp(s.detach().float(), 0, out=s)
+    return s
 
 def inputs():
-    return (torch.randn(2), 0, 0)
+    return (torch.randn(2),)
 
 
 if __name__ == "__main__":  # compile as the harness did: these compile settings (tcfuzz harness/settings.py)
     import torch._dynamo, torch._inductor.config
     def _compile(fn, *, _compile=torch.compile, **options):
         compiled = _compile(fn, **options)
-        compiled = torch._inductor.config.patch({'pre_grad_fusion_options': {'normalization_pass': {}, 'merge_splits_pass': {}, 'split_cat_pass': {}, 'unbind_stack_pass': {}, 'merge_getitem_cat_pass': {}, 'mutate_cat_pass': {}, 'split_cat_to_slices_pass': {}, 'unbind_cat_to_view_pass': {}, 'split_stack_to_cats_pass': {}, 'unbind_stack_to_slices_pass': {}, 'move_reshape_out_of_split_stack_pass': {}, 'remove_split_with_size_one_pass': {}, 'merge_stack_tahn_unbind_pass': {}, 'einsum_to_pointwise_pass': {}, 'batch_relu': {}, 'batch_sigmoid': {}, 'batch_tanh': {}, 'batch_clamp': {}, 'batch_layernorm': {}, 'batch_nan_to_num': {}, 'batch_detach': {}, 'batch_dropout': {}}})(compiled)
-        compiled = torch._dynamo.config.patch({'capture_scalar_outputs': True})(compiled)
+        compiled = torch._inductor.config.patch({'pre_grad_fusion_options': {'normalization_pass': {}}})(compiled)
         return compiled
     torch.compile = _compile
 

@@ -24,6 +24,7 @@ from harness.program import Program
 from harness.settings import CompileSettings
 from fuzz.campaign import interpreters as interpreter_specs
 from fuzz.campaign.interpreters import Interpreter
+from fuzz.campaign.schedule import Policy
 from fuzz.campaign.workers import RSS_GROWTH_LIMIT_MIB, RSS_LIMIT_MIB
 from fuzz.errors import UsageError
 from fuzz.generate.sources import DEFAULT_MIX, SourceMix
@@ -31,6 +32,8 @@ from fuzz.generate.sources import DEFAULT_MIX, SourceMix
 # Fields that are not stored in the meta: where the campaign is (the folder
 # the meta is in) and whether this run continues it.
 _NOT_STORED = ("out_dir", "resume")
+# The cell policy of campaigns `tcfuzz run` starts (fuzz.campaign.schedule).
+DEFAULT_SCHEDULE = Policy.YIELD
 
 
 @dataclasses.dataclass
@@ -58,6 +61,14 @@ class CampaignConfig:
     # steers our generator (fuzz.generate.feedback).
     sources: SourceMix = DEFAULT_MIX
     feedback: bool = True
+    # Workers report the compiler lines each run reached (harness.reach); with
+    # ``feedback`` the programs that reach new ones seed mutants
+    # (fuzz.campaign.guidance). Recorded with feedback off too, so guided and
+    # blind campaigns compare on the same measure.
+    coverage: bool = True
+    # With ``coverage`` and ``feedback``: later seeds run mutants of the pool's
+    # programs (False: coverage recorded, every program drawn as usual).
+    guided: bool = True
     # Share of programs run on each backend (missing: 1.0); the lowest selected
     # backend on the ladder runs every program. See ``runs_on``.
     share: dict[str, float] = dataclasses.field(default_factory=dict)
@@ -79,6 +90,28 @@ class CampaignConfig:
     # Draw each program's compile settings from its seed (harness.settings.draw:
     # mostly torch.compile's defaults); False: the defaults for every program.
     vary_compile: bool = True
+    # How each program's cells are chosen (fuzz.campaign.schedule.Policy:
+    # "full", "share", "yield"). The field's default is the product, what a
+    # campaign stored before the scheduler ran; `tcfuzz run` starts new
+    # campaigns with "yield" (DEFAULT_SCHEDULE). A non-empty ``share`` makes it "share".
+    schedule: str = "full"
+    # Interpreters each slower backend runs a program on under "yield".
+    picks: int = 1
+    # Seconds of filing at least that a campaign without ``budget_s`` gets
+    # (None: fuzz.campaign.loop.FILING_FLOOR_S); it gets at most the larger
+    # of this and the time its programs took.
+    filing_floor_s: float | None = None
+
+    def policy(self) -> Policy:
+        """The cell policy: ``share`` when shares are given, else ``schedule``.
+        Raises UsageError for an unknown schedule name."""
+        if self.share:
+            return Policy.SHARE
+        try:
+            return Policy(self.schedule)
+        except ValueError:
+            raise UsageError(f"Expected --schedule {', '.join(p.value for p in Policy)} "
+                             f"but got {self.schedule!r}") from None
 
     def seeds(self) -> Iterator[int]:
         """Seeds of this shard, in order: seed + index, index = shard, shard + count, ..."""

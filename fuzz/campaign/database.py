@@ -1,9 +1,12 @@
 """Campaign state in SQLite (``DIR/campaign.sqlite``, WAL mode).
 
 Tables:
-  programs(seq, program_id, seed, generator, features, source, done)
+  programs(seq, program_id, seed, generator, features, source, done, cells)
            done = 1 once every run of the program is recorded (one
-           transaction), so a resumed campaign reruns exactly the others
+           transaction), so a resumed campaign reruns exactly the others;
+           cells: JSON list of the "interpreter/backend" cells it was
+           scheduled on (fuzz.campaign.schedule; NULL in older databases);
+           a run on another cell confirmed or placed a finding
   runs(program_id, interpreter, backend, threads, verdict, aspect, error_type,
        torch_frame, graph_count, graph_breaks, elapsed_s, outcome)   outcome: JSON
        threads: 0, or K for the free-threaded concurrency run (harness.threads)
@@ -53,6 +56,9 @@ class CampaignDB:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.executescript(SCHEMA)
+        columns = {row[1] for row in self.conn.execute("PRAGMA table_info(programs)")}
+        if "cells" not in columns:  # a database from before the cell scheduler
+            self.conn.execute("ALTER TABLE programs ADD COLUMN cells TEXT")
 
     def set_meta(self, key: str, value: Any) -> None:
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
@@ -60,10 +66,14 @@ class CampaignDB:
     def meta(self) -> dict[str, Any]:
         return {k: json.loads(v) for k, v in self.conn.execute("SELECT key, value FROM meta")}
 
-    def add_program(self, seq: int, program: Program) -> None:
+    def add_program(self, seq: int, program: Program, cells: list[str] | None = None) -> None:
+        """Record a program before it runs; ``cells``: the "interpreter/backend"
+        keys it is scheduled on (None: not recorded)."""
         self.conn.execute(
-            "INSERT OR REPLACE INTO programs VALUES (?, ?, ?, ?, ?, ?, 0)",
-            (seq, program.program_id, program.seed, program.generator, json.dumps(list(program.features)), program.source),
+            "INSERT OR REPLACE INTO programs (seq, program_id, seed, generator, features, source, done, cells) "
+            "VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
+            (seq, program.program_id, program.seed, program.generator, json.dumps(list(program.features)),
+             program.source, json.dumps(cells) if cells is not None else None),
         )
 
     def finish_program(self, seq: int, outcomes: list[Outcome]) -> None:
@@ -133,10 +143,11 @@ class CampaignDB:
 
     def programs(self) -> list[dict[str, Any]]:
         """Every program row in seq order (``features`` decoded)."""
-        cols = ["seq", "program_id", "seed", "generator", "features", "source", "done"]
+        cols = ["seq", "program_id", "seed", "generator", "features", "source", "done", "cells"]
         rows = [dict(zip(cols, r)) for r in self.conn.execute(f"SELECT {', '.join(cols)} FROM programs ORDER BY seq")]
         for row in rows:
             row["features"] = json.loads(row["features"] or "[]")
+            row["cells"] = json.loads(row["cells"]) if row["cells"] else None
         return rows
 
     def program(self, program_id: str) -> Program | None:
@@ -148,6 +159,11 @@ class CampaignDB:
         """(seq, program) of programs added but not finished, in seq order:
         the ones in flight when a campaign was killed."""
         return [(r["seq"], _program(r)) for r in self.programs() if not r["done"]]
+
+    def scheduled_cells(self) -> dict[int, list[str]]:
+        """seq -> the "interpreter/backend" cells each program was scheduled
+        on, for the programs that recorded them."""
+        return {r["seq"]: r["cells"] for r in self.programs() if r["cells"] is not None}
 
     def unfiled_new_buckets(self) -> list[tuple[Finding, Program]]:
         """New buckets without a corpus case, each with its first program."""

@@ -19,7 +19,9 @@ import collections
 import dataclasses
 import datetime
 import logging
+import signal
 import statistics
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,9 +33,11 @@ from harness.program import Program
 from fuzz.campaign import interpreters as interpreter_specs
 from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.database import CampaignDB
-from fuzz.campaign.workers import Task, WorkerPool
+from fuzz.campaign.guidance import META_KEY as GUIDANCE_META_KEY, Guidance
+from fuzz.campaign.schedule import Cell, CellScheduler, Role
+from fuzz.campaign.workers import RUN_TIMEOUT_S, Task, WorkerPool
 from fuzz.corpus import backlog
-from fuzz.corpus.filing import file_finding, known_signature_ids, torch_version_of
+from fuzz.corpus.filing import file_finding, known_signature_ids, narrowed_signature_ids, torch_version_of
 from fuzz.errors import UsageError
 from fuzz.generate.feedback import FeatureScheduler
 from fuzz.generate.mutate import load_donors
@@ -41,6 +45,7 @@ from fuzz.campaign.attribution import Attributor, attribute_all
 from fuzz.generate import versions
 from fuzz.generate.sources import draw_program
 from fuzz.report.summary import build_summary, write_reports
+from fuzz.triage import known
 from fuzz.triage.signature import Finding, Kind, Signature, findings
 
 log = logging.getLogger(__name__)
@@ -64,11 +69,20 @@ PACE_WINDOW = 8
 # signature before minimisation can hold several bugs that their minimised
 # programs' language features tell apart (fuzz.triage.language).
 MAX_DIVERGENCE_CANDIDATES = 3
+# A run that timed out runs once more with this many times the time limit
+# (fuzz.campaign.workers.RUN_TIMEOUT_S) before its timeout counts.
+TIMEOUT_RETRY_FACTOR = 3.0
 # Programs between saves of the feedback state to the database.
 FEEDBACK_SAVE_EVERY = 20
 # Programs kept in flight per worker, so no worker idles while the host
 # classifies results.
 INFLIGHT_PER_WORKER = 2
+# Filing time of a campaign without a time budget (`--programs N` alone):
+# at most this multiple of the time its programs took to run, and at least
+# FILING_FLOOR_S seconds (two cases' worth), so `--programs 12` cannot spend
+# an hour minimising graph breaks.
+FILING_SHARE_UNBUDGETED = 1.0
+FILING_FLOOR_S = 2 * MIN_CASE_BUDGET_S
 
 
 @dataclasses.dataclass
@@ -131,6 +145,8 @@ class Campaign:
                                rss_limit_mib=config.worker_rss_mib,
                                rss_growth_limit_mib=config.worker_rss_growth_mib)
         self.known_ids = known_signature_ids(config.corpus_dir)
+        # known ids as programs runnable on fewer interpreters see them, by those interpreters
+        self.known_narrowed: dict[tuple[str, ...], set[str]] = {}
         self.new: dict[str, tuple[Finding, Program]] = {}
         # More programs per divergence signature, minimised after the new buckets
         # (see _classify); filed only where their features make a new bucket.
@@ -145,6 +161,20 @@ class Campaign:
         self.next_seq = 0
         # programs started but unfinished when a resumed campaign was killed
         self.resume_queue: list[tuple[int, Program]] = []
+        # which cells each program runs on (fuzz.campaign.schedule), by seq
+        self.cells = CellScheduler(config.policy(), config.backends, [i.name for i in config.interpreters],
+                                   seed=config.seed, adaptive=config.feedback, share=config.share,
+                                   picks=config.picks)
+        self.planned: dict[int, list[Cell]] = {}
+        try:
+            self.known_issues = known.load(config.corpus_dir)
+        except ValueError as e:  # a malformed known-issues.toml: no limitations known, said once
+            log.warning("%s", e)
+            self.known_issues = known.KnownIssues()
+        # new regressions whose program raised in eager on every interpreter: filed last
+        self.eager_raises: set[str] = set()
+        # new buckets of documented limitations (known-issues.toml): counted, never minimised
+        self.limitations: set[str] = set()
         self.started_at = datetime.datetime.now(datetime.timezone.utc)
         if self.db.meta().get("config"):
             if not config.resume:
@@ -153,6 +183,10 @@ class Campaign:
                                  f"tcfuzz run --resume {config.out_dir}, or pass a new --out")
             self._load_progress()
         self.scheduler = FeatureScheduler()
+        self.cells.restore(self.db.meta().get("schedule"))
+        # coverage: the map, its curve and the pool of programs that reached new compiler lines
+        self.guidance = Guidance(feedback=config.feedback and config.guided, coverage=config.coverage)
+        self.guidance.restore(self.db.meta().get(GUIDANCE_META_KEY))
         self.attributor = Attributor(config.out_dir / "logs", device=config.device, fullgraph=config.fullgraph,
                                      settings_of=config.compile_settings)
         self.donors = load_donors(config.corpus_dir)
@@ -171,6 +205,10 @@ class Campaign:
         meta = self.db.meta()
         self.next_seq = self.db.next_seq()
         self.resume_queue = self.db.unfinished_programs()
+        stored = self.db.scheduled_cells()
+        for seq, _ in self.resume_queue:
+            if seq in stored:
+                self.planned[seq] = [Cell.parse(k) for k in stored[seq]]
         self.progress.programs = self.db.programs_done()
         self.started -= float(meta.get("elapsed_s", 0.0))
         if meta.get("started"):
@@ -187,44 +225,59 @@ class Campaign:
         self.db.set_meta("config", config.to_meta())
         self.db.set_meta("started", started_at.isoformat())
         self._tick("starting workers (import torch)")
+        interrupted = False
         try:
-            infos = self.pool.start()
-            self._drop_unsupported(infos)
-            self.db.set_meta("interpreters", {k: dataclasses.asdict(v) for k, v in infos.items()
-                                              if k not in config.unavailable})
-            # cases filed on another matrix are known by what they show on this one
-            torch_of = {i.name: getattr(infos.get(i.name), "torch", "") for i in config.interpreters}
-            if all(torch_of.values()):
-                self.known_ids |= known_signature_ids(config.corpus_dir, torch_of)
-            # Rounds: fuzz for a share of the time left, file what it found,
-            # and fuzz again with whatever time filing did not need.
-            while True:
-                deadline_s = None
-                if config.budget_s is not None:
-                    left_s = config.budget_s - (self.clock() - self.started)
-                    deadline_s = config.budget_s - left_s * (1 - FUZZ_SHARE if config.minimise else 0.0)
-                programs_before = self.progress.programs
-                self._fuzz(deadline_s)
-                self._attribute_new()
-                if config.minimise:
-                    self._file_new_buckets()
-                    self.new.clear()
-                # another round only where its filing share still holds a case
-                if config.budget_s is None or self._out_of_programs() or self.progress.programs == programs_before \
-                        or config.budget_s - (self.clock() - self.started) < 2 * MIN_CASE_BUDGET_S:
-                    break
+            with stop_on_sigterm():
+                self._run_rounds()
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the report of what ran, then out
+            interrupted = True
+            raise
         finally:
             # a harness failure still leaves the report of what ran before it
+            if interrupted:
+                self.pool.terminate()
             self.pool.close()
             self.attributor.close()
-            self.db.set_meta("feedback", self.scheduler.snapshot())
+            self._save_state()
+            self.db.set_meta("elapsed_s", round(self.clock() - self.started, 3))  # filing's time too, for --resume
             finished_at = datetime.datetime.now(datetime.timezone.utc)
             summary = build_summary(self.db, name=config.name, started=started_at, finished=finished_at,
                                     elapsed_s=self.clock() - self.started,
                                     elapsed_by_backend=self.elapsed_by_backend, minimised=self.minimised)
+            if interrupted:
+                summary["interrupted"] = True
             write_reports(self.db, config.out_dir, summary)
             self.db.close()
         return CampaignResult(summary, config.out_dir, summary["new_signatures"])
+
+    def _run_rounds(self) -> None:
+        """Start the workers, then fuzz and file in rounds until the budget or the programs run out."""
+        config = self.config
+        infos = self.pool.start()
+        self._drop_unsupported(infos)
+        self.db.set_meta("interpreters", {k: dataclasses.asdict(v) for k, v in infos.items()
+                                          if k not in config.unavailable})
+        # cases filed on another matrix are known by what they show on this one
+        torch_of = {i.name: getattr(infos.get(i.name), "torch", "") for i in config.interpreters}
+        if all(torch_of.values()):
+            self.known_ids |= known_signature_ids(config.corpus_dir, torch_of)
+        # Rounds: fuzz for a share of the time left, file what it found,
+        # and fuzz again with whatever time filing did not need.
+        while True:
+            deadline_s = None
+            if config.budget_s is not None:
+                left_s = config.budget_s - (self.clock() - self.started)
+                deadline_s = config.budget_s - left_s * (1 - FUZZ_SHARE if config.minimise else 0.0)
+            programs_before = self.progress.programs
+            self._fuzz(deadline_s, latest_s=config.budget_s if config.minimise else None)
+            self._attribute_new()
+            if config.minimise:
+                self._file_new_buckets()
+                self.new.clear()
+            # another round only where its filing share still holds a case
+            if config.budget_s is None or self._out_of_programs() or self.progress.programs == programs_before \
+                    or config.budget_s - (self.clock() - self.started) < 2 * MIN_CASE_BUDGET_S:
+                break
 
     def _drop_unsupported(self, infos: dict[str, Any]) -> None:
         """Take out of the campaign each interpreter whose torch refuses
@@ -237,6 +290,7 @@ class Campaign:
                 config.unavailable[name] = f"unsupported: torch {info.torch} refuses torch.compile: {info.compile_refused}"
                 log.warning("Python %s: %s", name, config.unavailable[name])
         config.interpreters = [i for i in config.interpreters if i.name not in config.unavailable]
+        self.cells.interpreters = [i.name for i in config.interpreters]
         self.db.set_meta("config", config.to_meta())
         if not config.interpreters:
             raise UsageError("no interpreter can compile: " + "; ".join(config.unavailable.values()))
@@ -246,22 +300,51 @@ class Campaign:
         return not self.resume_queue and limit is not None and self.next_seq >= limit
 
     def _tasks(self, seq: int, program: Program) -> list[Task]:
-        """The runs of one program: eager first on every interpreter, then the
-        slower backends where the share picks them; then, on free-threaded
-        interpreters with ``threads``, the concurrency runs."""
+        """The runs of one program: the cells the scheduler gives it
+        (fuzz.campaign.schedule: the lowest backend on every interpreter it
+        parses on, the slower ones where the policy picks them), recorded in
+        ``planned`` (a resumed program keeps the cells it was given); then,
+        on free-threaded interpreters with ``threads``, the concurrency runs
+        of its cells there."""
         config = self.config
-        seed = config.seed_of(seq)
-        backends = [b for b in config.backends if config.runs_on(seed, b)]
         # a program using 3.14+ (3.15+) grammar runs only where it parses
-        interps = [i for i in config.interpreters if versions.runs_on(program.features, i.name)]
-        # how each backend compiles it (harness.settings): the same on every interpreter
-        settings = {b: config.compile_settings(program, b) for b in backends}
-        tasks = [Task(program, i.name, b, config.device, config.fullgraph, settings=settings[b])
-                 for b in backends for i in interps]
-        if config.threads >= 2:
-            tasks += [Task(program, i.name, b, config.device, config.fullgraph, threads=config.threads)
-                      for b in backends for i in interps if i.free_threaded]
+        interps = [i.name for i in config.interpreters if versions.runs_on(program.features, i.name)]
+        cells = self.planned.get(seq)
+        if cells is None:
+            cells = self.planned[seq] = self.cells.plan(config.seed_of(seq), interps)
+        return self._cell_tasks(program, cells, with_threads=True)
+
+    def _cell_tasks(self, program: Program, cells: list[Cell], *, with_threads: bool = False) -> list[Task]:
+        """One task per cell, compiled as the program's settings for that
+        backend say (the same on every interpreter)."""
+        config = self.config
+        settings = {b: config.compile_settings(program, b) for b in {c.backend for c in cells}}
+        tasks = [self.guidance.task(Task(program, c.interpreter, c.backend, config.device, config.fullgraph,
+                                         settings=settings[c.backend]))
+                 for c in cells]
+        if with_threads and config.threads >= 2:
+            free_threaded = {i.name for i in config.interpreters if i.free_threaded}
+            tasks += [Task(program, c.interpreter, c.backend, config.device, config.fullgraph, threads=config.threads)
+                      for c in cells if c.interpreter in free_threaded]
         return tasks
+
+    def _confirmations(self, seq: int, program: Program, outcomes: list[Outcome]) -> list[Task]:
+        """The runs that complete the product for a program whose bug showed
+        on a sampled cell (CellScheduler.confirmations), so its signature's
+        interpreters and stage are those of full replication."""
+        interps = [i.name for i in self.config.interpreters if versions.runs_on(program.features, i.name)]
+        cells = self.cells.confirmations(self.planned.get(seq, []), outcomes, interps)
+        if cells:
+            log.info("program %s: a bug on a sampled cell, confirmed on %d more cells", program.program_id, len(cells))
+        return self._cell_tasks(program, cells)
+
+    def _role(self, seq: int, task: Task) -> Role:
+        """Why ``task`` of program ``seq`` ran (schedule.Role)."""
+        if task.backend not in self.config.backends:
+            return Role.STAGE_CHECK
+        if Cell(task.interpreter, task.backend) in self.planned.get(seq, ()):
+            return Role.SCHEDULED
+        return Role.CONFIRM
 
     def _stage_checks(self, program: Program, outcomes: list[Outcome]) -> list[Task]:
         """Eager runs that place a bug on the ladder when the campaign's lowest
@@ -283,9 +366,12 @@ class Campaign:
         settings = config.compile_settings(program, "eager")
         return [Task(program, name, "eager", config.device, config.fullgraph, settings=settings) for name in shown]
 
-    def _fuzz(self, deadline_s: float | None) -> None:
+    def _fuzz(self, deadline_s: float | None, latest_s: float | None = None) -> None:
         """Generate and run programs until ``deadline_s`` seconds after the
-        campaign's start (None: until ``programs`` ran), then drain."""
+        campaign's start (None: until ``programs`` ran), then drain. With
+        ``latest_s`` (the budget's end) the phase goes on past ``deadline_s``
+        while what it has found needs less filing time than the rest
+        (``_filing_reserve_s``): time kept for filing and not needed is fuzzed."""
         config = self.config
         limit = INFLIGHT_PER_WORKER * len(self.pool.workers) * len(config.backends)
         inflight: dict[int, tuple[Program, dict[tuple[str, str, int], Outcome], int]] = {}
@@ -294,12 +380,17 @@ class Campaign:
 
         submitted_s: dict[int, float] = {}
         stage_checked: set[int] = set()  # programs whose stage checks were decided (_stage_checks)
+        confirmed: set[int] = set()  # programs whose confirmations were decided (_confirmations)
+        retried: set[int] = set()  # programs whose timed-out runs were run again (_timeout_retries)
 
         def out_of_budget() -> bool:
             if self._out_of_programs():
                 return True
             # stop when the next program is expected to end past the deadline
-            return deadline_s is not None and not self.pace.fits(self.clock() - self.started, deadline_s)
+            until_s = deadline_s
+            if deadline_s is not None and latest_s is not None:
+                until_s = max(deadline_s, latest_s - self._filing_reserve_s())
+            return until_s is not None and not self.pace.fits(self.clock() - self.started, until_s)
 
         while True:
             while not out_of_budget() and self.pool.pending < limit:
@@ -307,10 +398,12 @@ class Campaign:
                     seq, program = self.resume_queue.pop(0)
                 else:
                     seq = self.next_seq
-                    program = self._next_program(config.seed_of(seq))
-                    self.db.add_program(seq, program)
+                    seed = config.seed_of(seq)
+                    # a mutant of a program that reached new compiler code, or the seed's own draw
+                    program = self.guidance.next_program(seed, seq) or self._next_program(seed)
                     self.next_seq += 1
                 tasks = self._tasks(seq, program)
+                self.db.add_program(seq, program, [c.key for c in self.planned[seq]])
                 inflight[seq] = (program, {}, len(tasks))
                 submitted_s[seq] = self.clock()
                 for task in tasks:
@@ -322,7 +415,25 @@ class Campaign:
             program, outcomes, expected = inflight[seq]
             outcomes[(task.interpreter, task.backend, task.threads)] = outcome
             self.elapsed_by_backend[task.backend] = self.elapsed_by_backend.get(task.backend, 0.0) + outcome.elapsed_s
+            if not task.threads:
+                self.cells.record_run(Cell(task.interpreter, task.backend), outcome.cpu_s or outcome.elapsed_s,
+                                      self._role(seq, task))
             self.progress.runs += 1
+            if len(outcomes) == expected and seq not in retried:
+                retried.add(seq)
+                for task_again in self._timeout_retries(program, outcomes):  # their outcomes replace the timeouts'
+                    del outcomes[(task_again.interpreter, task_again.backend, task_again.threads)]
+                    seq_of_task[self.pool.submit(task_again)] = seq
+                if len(outcomes) < expected:
+                    continue
+            if len(outcomes) == expected and seq not in confirmed:
+                confirmed.add(seq)
+                more = self._confirmations(seq, program, list(outcomes.values()))
+                if more:  # the program is classified once they are back
+                    inflight[seq] = (program, outcomes, expected + len(more))
+                    for task_more in more:
+                        seq_of_task[self.pool.submit(task_more)] = seq
+                    continue
             if len(outcomes) == expected and seq not in stage_checked:
                 stage_checked.add(seq)
                 checks = self._stage_checks(program, list(outcomes.values()))
@@ -333,11 +444,47 @@ class Campaign:
                     continue
             if len(outcomes) == expected:
                 stage_checked.discard(seq)
+                confirmed.discard(seq)
+                retried.discard(seq)
                 del inflight[seq]
                 self.pace.record(self.clock() - submitted_s.pop(seq))
                 self._classify(seq, program, list(outcomes.values()))
                 self.db.set_meta("elapsed_s", round(self.clock() - self.started, 3))
             self._tick()
+
+    def _timeout_retries(self, program: Program, outcomes: dict[tuple[str, str, int], Outcome]) -> list[Task]:
+        """A program's runs that timed out, to run once more with
+        ``TIMEOUT_RETRY_FACTOR`` times the time limit: on a loaded machine an
+        Inductor compile can pass the limit with nothing wrong (3 of the 9
+        bug buckets of a 30-CPU-minute campaign on 2 busy cores were such),
+        and a hang is a hang at any limit. The retry's outcome is the run's."""
+        config = self.config
+        tasks = []
+        for (interpreter, backend, threads), outcome in outcomes.items():
+            if outcome.verdict is not Verdict.TIMEOUT or outcome.error_type != "timeout":
+                continue  # a CPU-time limit is the program's own work, not the machine's load
+            settings = {} if threads else {"settings": config.compile_settings(program, backend)}
+            tasks.append(self.guidance.task(Task(program, interpreter, backend, config.device, config.fullgraph,
+                                                 threads=threads, timeout_s=TIMEOUT_RETRY_FACTOR * RUN_TIMEOUT_S,
+                                                 **settings)))
+        if tasks:
+            log.info("program %s: %d runs timed out, run again with %.0f s", tasks[0].program.program_id, len(tasks),
+                     TIMEOUT_RETRY_FACTOR * RUN_TIMEOUT_S)
+        return tasks
+
+    def _filing_reserve_s(self) -> float:
+        """Seconds the new buckets found so far need for filing: a bug gets
+        the minimise budget and its confirmation, any other bucket the least
+        a case is given; limitations and kinds not filed need none."""
+        config = self.config
+        reserve_s = 0.0
+        for finding, _ in self.new.values():
+            sig = finding.signature
+            if sig.key in self.limitations or (config.minimise_kinds is not None and sig.kind not in config.minimise_kinds):
+                continue
+            is_bug = sig.kind not in (Kind.GRAPH_BREAK, Kind.GRAPH_BREAK_REGRESSION)
+            reserve_s += config.minimise_budget_s + self.confirm_s if is_bug else MIN_CASE_BUDGET_S
+        return reserve_s
 
     def _next_program(self, seed: int) -> Program:
         """The program for ``seed`` from the configured source mix, steered by feedback."""
@@ -349,19 +496,28 @@ class Campaign:
     def _classify(self, seq: int, program: Program, outcomes: list[Outcome]) -> None:
         self.db.finish_program(seq, outcomes)
         self.progress.programs += 1
+        new_lines = self.guidance.record(seq, program, outcomes)
         if any(o.verdict is Verdict.FLAKY for o in outcomes):
             return  # eager disagrees with itself: never a bug
         program_findings = findings(outcomes)
+        planned = self.planned.pop(seq, [])
         first_seen = 0
         for finding in program_findings:
             sig = finding.signature
-            is_new = sig.id not in self.known_ids
+            is_new = self._is_unknown(sig, program)
             if self.db.count_finding(finding, program.program_id, new=is_new):
                 first_seen += 1
                 self.progress.buckets += 1
+                limitation = self._is_limitation(finding, outcomes)
+                self.cells.credit(self._finders(finding, planned, outcomes), sig.kind, new=is_new,
+                                  limitation=limitation)
+                if is_new and limitation:
+                    self.limitations.add(sig.key)
                 if is_new:
                     self.progress.new_buckets += 1
                     self.new[sig.key] = (finding, program)
+                    if sig.kind == Kind.GRAPH_BREAK_REGRESSION and _eager_raises_everywhere(outcomes):
+                        self.eager_raises.add(sig.key)
                     log.info("new bucket %s: %s", sig.id, sig.describe())
             if sig.kind == Kind.DIVERGENCE and self.new.get(sig.key, (None, None))[1] is not program:
                 # a wrong result's bucket is only known after minimisation (its
@@ -370,11 +526,54 @@ class Campaign:
                 if len(extra) < (MAX_DIVERGENCE_CANDIDATES - 1 if is_new else 1):
                     extra.append((finding, program))
         # feedback: credit the program's features; a bucket seeds mutation
-        self.scheduler.record(program.features, new=first_seen > 0, buckets=len(program_findings))
+        self.scheduler.record(program.features, new=first_seen > 0, buckets=len(program_findings),
+                              new_lines=new_lines)
         if first_seen and self.config.feedback:  # donors too steer later seeds
             self.donors.append(program)
         if self.progress.programs % FEEDBACK_SAVE_EVERY == 0:
-            self.db.set_meta("feedback", self.scheduler.snapshot())
+            self._save_state()
+
+    def _save_state(self) -> None:
+        """The learned state in the database's meta, for --resume: feature
+        weights, the cell schedule, and the coverage map with its pool."""
+        self.db.set_meta("feedback", self.scheduler.snapshot())
+        self.db.set_meta("schedule", self.cells.snapshot())
+        if self.config.coverage:
+            self.db.set_meta(GUIDANCE_META_KEY, self.guidance.snapshot())
+
+    def _is_unknown(self, sig: Signature, program: Program) -> bool:
+        """Whether ``sig`` is no bucket of the corpus: not by its id, nor, for
+        a program that runs only on some of the campaign's interpreters (its
+        grammar is 3.14+ or 3.15+), by a known bucket's interpreters cut to
+        those (filing.narrowed_signature_ids)."""
+        if sig.id in self.known_ids:
+            return False
+        runs_on = tuple(i.name for i in self.config.interpreters if versions.runs_on(program.features, i.name))
+        if len(runs_on) == len(self.config.interpreters):
+            return True
+        if runs_on not in self.known_narrowed:
+            self.known_narrowed[runs_on] = narrowed_signature_ids(self.config.corpus_dir, runs_on)
+        return sig.id not in self.known_narrowed[runs_on]
+
+    @staticmethod
+    def _finders(finding: Finding, planned: list[Cell], outcomes: list[Outcome]) -> list[Cell]:
+        """The scheduled cells credited with a bucket: those of its backend
+        and interpreters; where the product's confirmation placed it on
+        another backend, the scheduled cells whose runs showed a bug."""
+        sig = finding.signature
+        cells = [c for c in planned if c.backend == finding.backend and c.interpreter in sig.interpreters]
+        if cells:
+            return cells
+        shown = {Cell(o.interpreter, o.backend) for o in outcomes if o.verdict.is_bug and not o.threads}
+        return [c for c in planned if c in shown]
+
+    def _is_limitation(self, finding: Finding, outcomes: list[Outcome]) -> bool:
+        """Whether a finding is a documented limitation (known-issues.toml's
+        [limitations]): counted, never minimised, no reward."""
+        sig = finding.signature
+        message = next((o.error_message for o in outcomes if o.verdict.value == sig.kind.value and o.error_message), "")
+        bucket = {"id": sig.id, "kind": sig.kind.value, "detail": sig.detail, "message": message, "new": True}
+        return known.standing(bucket, self.known_issues) is known.Standing.LIMITATION
 
     def _file_new_buckets(self) -> None:
         """Minimise and file the new buckets, backlog buckets first, then in
@@ -385,9 +584,16 @@ class Campaign:
         config = self.config
         names = [i.name for i in config.interpreters]
         waiting = backlog.load(config.corpus_dir)
+        # without a time budget, filing gets a bounded share of the time the programs took
+        deadline_s = config.budget_s
+        if deadline_s is None:
+            fuzz_s = self.clock() - self.started
+            floor_s = FILING_FLOOR_S if config.filing_floor_s is None else config.filing_floor_s
+            deadline_s = fuzz_s + max(floor_s, FILING_SHARE_UNBUDGETED * fuzz_s)
         todo = sorted(((f, p) for f, p in self.new.values()
-                       if config.minimise_kinds is None or f.signature.kind in config.minimise_kinds),
-                      key=lambda fp: (fp[0].signature.key not in waiting, filing_priority(fp[0], len(names))))
+                       if (config.minimise_kinds is None or f.signature.kind in config.minimise_kinds)
+                       and f.signature.key not in self.limitations),  # counted, never minimised
+                      key=lambda fp: (self._filing_priority(fp[0], len(names)), fp[0].signature.key not in waiting))
         if config.minimise_kinds is None or Kind.DIVERGENCE in config.minimise_kinds:
             todo += [fp for extra in self.candidates.values() for fp in extra]  # last: often a known bug again
         self.candidates.clear()
@@ -396,18 +602,16 @@ class Campaign:
         filed: set[str] = set()
         try:
             for n, (finding, program) in enumerate(todo):
-                remaining_s = None if config.budget_s is None else config.budget_s - (self.clock() - self.started)
+                remaining_s = deadline_s - (self.clock() - self.started)
                 # the time is shared among the new buckets first; further programs get what they leave
                 cases_left = sum(1 for f, _ in todo[n:] if not self._is_new_bucket(finding) or self._is_new_bucket(f))
-                if remaining_s is not None:
-                    cases_left = min(cases_left, int(remaining_s // MIN_CASE_BUDGET_S))
-                    if cases_left < 1:  # the rest, in filing order, wait for a campaign with the time
-                        left = [fp for fp in todo[n:] if self._is_new_bucket(fp[0])]
-                        log.warning("out of time: %d new buckets left unfiled, in the backlog %s",
-                                    len(left), backlog.backlog_path(config.corpus_dir))
-                        break
-                per_case_s = config.minimise_budget_s if remaining_s is None else min(
-                    config.minimise_budget_s, self._minimise_share_s(remaining_s / cases_left))
+                cases_left = min(cases_left, int(remaining_s // MIN_CASE_BUDGET_S))
+                if cases_left < 1:  # the rest, in filing order, wait for a campaign with the time
+                    left = [fp for fp in todo[n:] if self._is_new_bucket(fp[0])]
+                    log.warning("out of time: %d new buckets left unfiled, in the backlog %s",
+                                len(left), backlog.backlog_path(config.corpus_dir))
+                    break
+                per_case_s = min(config.minimise_budget_s, self._minimise_share_s(remaining_s / cases_left))
                 self._tick(f"minimising {n + 1}/{len(todo)}")
                 started_s = self.clock()
                 case = file_finding(self.pool, finding, program, names=names, interpreters=config.interpreters,
@@ -425,6 +629,13 @@ class Campaign:
         finally:
             backlog.update(config.corpus_dir, unfiled=left, done=done,
                            now=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+
+    def _filing_priority(self, finding: Finding, interpreter_count: int) -> int:
+        """``filing_priority``, with a regression whose program raised in
+        eager on every interpreter last (``eager_raises``)."""
+        if finding.signature.key in self.eager_raises:
+            return LOW_PRIORITY
+        return filing_priority(finding, interpreter_count)
 
     def _is_new_bucket(self, finding: Finding) -> bool:
         """Whether ``finding`` is a new bucket's own (not a further program of a divergence signature)."""
@@ -450,7 +661,7 @@ class Campaign:
                 self.db.rename_bucket(finding.signature.key, refined)
         elif case.filed and refined not in filed:  # a further program of a divergence signature
             refined_finding = Finding(case.signature, finding.backend)
-            is_new = refined_finding.signature.id not in self.known_ids
+            is_new = self._is_unknown(refined_finding.signature, program)
             if self.db.count_finding(refined_finding, program.program_id, new=is_new):
                 self.progress.buckets += 1
                 self.progress.new_buckets += int(is_new)
@@ -477,6 +688,37 @@ class Campaign:
 
     def _torch_version(self) -> str:
         return torch_version_of(self.pool.info)
+
+
+# filing_priority of the findings filed last (a regression whose program
+# raised in eager on every interpreter: a program error, seldom a bug)
+LOW_PRIORITY = 3
+
+
+def _eager_raises_everywhere(outcomes: list[Outcome]) -> bool:
+    """Whether the program's first eager call raised on every interpreter that ran it."""
+    eager = [o for o in outcomes if o.eager and not o.threads]
+    return bool(eager) and all(o.eager[0].exc_type for o in eager)
+
+
+class stop_on_sigterm:
+    """While entered (in the main thread), SIGTERM, what CI runners and
+    ``timeout`` send, raises KeyboardInterrupt as Ctrl-C does, so a campaign
+    stopped either way writes its report. Elsewhere it does nothing."""
+
+    def __enter__(self) -> stop_on_sigterm:
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGTERM, _interrupt)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
 
 def filing_priority(finding: Finding, interpreter_count: int) -> int:

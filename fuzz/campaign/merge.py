@@ -51,6 +51,7 @@ from harness.backends import ladder_rank
 from harness.outcome import Outcome, Verdict
 from harness.program import Program
 from fuzz.campaign.database import CampaignDB
+from fuzz.campaign.guidance import META_KEY as GUIDANCE_META_KEY, merge_snapshots
 from fuzz.corpus import backlog
 from fuzz.errors import UsageError
 from fuzz.triage import known
@@ -192,7 +193,7 @@ def merge(dirs: list[Path], out_dir: Path, *, name: str | None = None) -> dict[s
     for seq, row in enumerate(ordered):
         program = Program(source=row["source"], seed=row["seed"], generator=row["generator"] or "",
                           features=tuple(row["features"]))
-        db.add_program(seq, program)
+        db.add_program(seq, program, row.get("cells"))
         outcomes = by_program.get(row["program_id"], [])
         if not row["done"]:
             continue
@@ -245,9 +246,14 @@ def merge(dirs: list[Path], out_dir: Path, *, name: str | None = None) -> dict[s
                            "shard": None, "device": configs[0].get("device", "cpu") if configs else "cpu",
                            "fullgraph": any(c.get("fullgraph") for c in configs),
                            "corpus_dir": str(merged_corpus),
+                           "schedule": configs[0].get("schedule", "full") if configs else "full",
+                           "share": configs[0].get("share", {}) if configs else {},
                            "shards": sorted({tuple(c["shard"]) for c in configs if c.get("shard")})})
     db.set_meta("interpreters", infos)
     db.set_meta("merged_from", [str(d) for d, _ in shards])
+    coverage = [m[GUIDANCE_META_KEY] for _, m in metas if m.get(GUIDANCE_META_KEY)]
+    if coverage:  # the shards' coverage maps and pools united
+        db.set_meta(GUIDANCE_META_KEY, merge_snapshots(coverage))
 
     summaries = []
     for d, _ in shards:

@@ -103,6 +103,8 @@ class Task:
     timeout_s: float | None = None
     # How torch.compile is called (harness.settings; the concurrency run ignores it)
     settings: CompileSettings = dataclasses.field(default_factory=CompileSettings)
+    # Ask the worker for the compiler lines new to it (harness.reach, Outcome.reach)
+    reach: bool = False
 
 
 def short_path(path: str) -> str:
@@ -225,6 +227,7 @@ class Worker:
                 "op": "run", "id": request_id, "program": task.program.to_json(), "backend": task.backend,
                 "device": task.device, "fullgraph": task.fullgraph, "cpu_limit_s": cpu_limit_s,
                 "threads": task.threads, "calls": task.calls, "compile": task.settings.to_json(),
+                **({"reach": True} if task.reach else {}),
             })
             message = self._read(timeout_s)
         except (BrokenPipeError, OSError):
@@ -283,7 +286,7 @@ class Worker:
             returncode = -getattr(signal, FATAL_ERRORS.get(fatal.group("what").strip(), "SIGSEGV"))
         outcome = Outcome(program_id=task.program.program_id, interpreter=self.interpreter.name,
                           backend=task.backend, device=task.device, fullgraph=task.fullgraph, elapsed_s=elapsed_s,
-                          threads=task.threads, compile_settings=task.settings)
+                          cpu_s=round(elapsed_s, 3), threads=task.threads, compile_settings=task.settings)
         if timed_out:
             outcome.verdict = Verdict.TIMEOUT
             outcome.error_type = "cpu-time limit" if returncode == -signal.SIGXCPU else "timeout"
@@ -470,6 +473,12 @@ class WorkerPool:
             seq, _, outcome = self.next_result()
             done[seq] = outcome
         return [done[s] for s in seqs]
+
+    def terminate(self) -> None:
+        """Kill every worker now (an interrupted campaign): their running
+        programs end as crashes nobody reads, and ``close`` returns at once."""
+        for w in self.workers:
+            w._kill()
 
     def close(self) -> None:
         for name, q in self.queues.items():

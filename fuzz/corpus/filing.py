@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +69,8 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names:
     FiledCase says so (and a warning is logged). ``torch_of``: each
     interpreter's torch version (its replays are recorded with it; the case
     pins the lowest of its signature's interpreters'), else ``torch_version``;
-    ``settings``: how the finding compiled (harness.settings), kept by the
-    minimiser and the case."""
+    ``settings``: how the finding compiled (harness.settings); the case
+    records those the minimiser kept (``MinimizeResult.settings``)."""
     sig = finding.signature
     if torch_of:
         shown = [torch_of[n] for n in sig.interpreters if n in torch_of]
@@ -86,6 +86,7 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names:
     # a divergence buckets by its root cause: the minimised program's skeleton
     # or the compiled exception that the check kept (fuzz.triage.rootcause)
     sig = sig.with_root_cause(result.source, check.shown)
+    settings = result.settings if result.settings is not None else settings  # what settings/drop kept
     text = render.render_case(program.with_source(result.source), sig, backend=finding.backend,
                               torch_version=torch_version, device=device, fullgraph=fullgraph, settings=settings)
     stats = {"lines_before": result.lines_before, "lines_after": result.lines_after, "checks": result.checks,
@@ -182,6 +183,28 @@ def known_signature_ids(corpus_dir: Path, torch_of: Mapping[str, str] | None = N
                 ids.update(dataclasses.replace(s, interpreters=shown).id for s in (sig, sig.base()))
         except Exception as e:  # a malformed case is still known by its name
             log.warning("%s: %s", path, e)
+    return ids
+
+
+def narrowed_signature_ids(corpus_dir: Path, runs_on: Iterable[str]) -> set[str]:
+    """Ids the corpus's buckets have when seen by a program that runs only on
+    the interpreters ``runs_on`` (a program of 3.14+ or 3.15+ grammar): each
+    case's signature, and its divergence base, with its interpreters cut to
+    those it shares with ``runs_on`` (none shared: left out). A known bug met
+    by such a program shows on that cut set alone; without this it was a
+    new bucket per grammar gate (the IndexError of
+    4923bd0421b1, 3.11-3.15, filed again as 07392cb49777 on 3.14-3.15 and once more on 3.15)."""
+    allowed = set(runs_on)
+    ids = set()
+    for path in store.list_cases(corpus_dir):
+        try:
+            sig = Signature.parse(store.read_case(path)[1].get("signature", ""))
+        except Exception as e:  # a malformed case: known by its name only (known_signature_ids)
+            log.warning("%s: %s", path, e)
+            continue
+        cut = tuple(i for i in sig.interpreters if i in allowed)
+        if cut:
+            ids.update(dataclasses.replace(s, interpreters=cut).id for s in (sig, sig.base()))
     return ids
 
 

@@ -4,7 +4,8 @@ After lafleur's coverage-guided mutator choice (the CPython JIT fuzzer
 weights each mutator by how often it led to new coverage): every feature a
 program used is credited when the program produced new behaviour, here a new
 bucket in this campaign (a new graph-break ``gb_type`` on some interpreter,
-a new divergence, crash, ...), and the statement kinds written for those
+a new divergence, crash, ...) or at least ``NOVEL_LINES`` compiler lines no
+program of the campaign had reached (fuzz.campaign.guidance), and the statement kinds written for those
 features (``Construct.features`` in ``fuzz.generate.registry``) get a larger
 weight in the generator's table.
 
@@ -28,7 +29,7 @@ from typing import Any
 
 from fuzz.generate.program import STATEMENTS
 
-__all__ = ["BONUS", "MAX_WEIGHT", "FeatureScheduler"]
+__all__ = ["BONUS", "MAX_WEIGHT", "NOVEL_LINES", "FeatureScheduler"]
 
 # Extra weight of a kind whose features always led to new behaviour (a kind
 # with success rate r gets weight 1 + BONUS * r).
@@ -37,6 +38,10 @@ BONUS = 4.0
 MAX_WEIGHT = 5.0
 # Pseudo-uses added to every count, so one lucky program does not dominate.
 PRIOR = 5.0
+# Compiler lines a program must reach first for its features to be credited
+# as if it had found a new bucket (lafleur weights its mutators by new
+# coverage; a few lines are noise: a new guard, a new error path).
+NOVEL_LINES = 20
 
 
 @dataclasses.dataclass
@@ -56,13 +61,17 @@ class FeatureScheduler:
         self.counts: dict[str, _Count] = {}
         self.buckets: dict[str, int] = {}
 
-    def record(self, features: tuple[str, ...] | list[str], *, new: bool, buckets: int = 0) -> None:
+    def record(self, features: tuple[str, ...] | list[str], *, new: bool, buckets: int = 0,
+               new_lines: int = 0) -> None:
         """Count one program: ``new`` if it produced a bucket not seen before in
-        this campaign, ``buckets`` the findings it produced (any, new or not)."""
+        this campaign, ``buckets`` the findings it produced (any, new or not),
+        ``new_lines`` the compiler lines it reached first (fuzz.campaign.guidance);
+        at least ``NOVEL_LINES`` of them count as new behaviour too."""
+        success = new or new_lines >= NOVEL_LINES
         for feature in set(features):
             count = self.counts.setdefault(feature, _Count())
             count.uses += 1
-            count.successes += int(new)
+            count.successes += int(success)
             if buckets:
                 self.buckets[feature] = self.buckets.get(feature, 0) + 1
 

@@ -3,14 +3,15 @@
 A construct that needs one calls ``Writer.need(name)``; the program then
 gets the helper's lines (and those of the helpers it needs first) once,
 above ``f``. Also the one text helper the writer uses for fixed blocks of
-source, ``dedented``.
+source, ``dedented``. Construct modules declare their own helpers where
+they use them, with ``helper(name, source, needs)``.
 """
 
 from __future__ import annotations
 
 import textwrap
 
-__all__ = ["PRELUDE", "PRELUDE_NEEDS", "dedented"]
+__all__ = ["PRELUDE", "PRELUDE_NEEDS", "dedented", "helper", "imported"]
 
 
 def dedented(template: str) -> tuple[str, ...]:
@@ -132,3 +133,24 @@ PRELUDE_NEEDS: dict[str, tuple[str, ...]] = {
     "Pair": ("dataclasses",),
     "fallback_random": ("inductor_config",),
 }
+
+
+def helper(name: str, source: str, needs: tuple[str, ...] = ()) -> str:
+    """Register the module-level helper ``name`` (``source``: a triple-quoted
+    template, see ``dedented``; ``needs``: helpers it needs first, such as its
+    imports) and return ``name``, for ``Writer.need``. An import line (``name``
+    "functools" for ``import functools``) may be registered by several
+    modules with the same source. Raises ValueError for a name already
+    registered with another source."""
+    lines = dedented(source)
+    if PRELUDE.get(name, lines) != lines or PRELUDE_NEEDS.get(name, needs) != needs:
+        raise ValueError(f"Expected a new prelude helper but got name={name!r} twice")
+    PRELUDE[name] = lines
+    if needs:
+        PRELUDE_NEEDS[name] = needs
+    return name
+
+
+def imported(module: str) -> str:
+    """Register ``import <module>`` as the helper named ``module`` (once) and return the name."""
+    return helper(module, f"import {module}")

@@ -38,11 +38,17 @@ from hypothesis.internal.conjecture.data import ConjectureData
 from hypothesis.internal.conjecture.providers import HypothesisProvider
 
 from fuzz.generate import (
+    constructs_builtins,
+    constructs_comprehension,
+    constructs_contexts,
     constructs_exceptions,
     constructs_generators,
     constructs_misc,
     constructs_newest,
     constructs_objects,
+    constructs_objmodel,
+    constructs_stdlib,
+    constructs_subclass,
     constructs_tensor,
     constructs_with,
     statements,
@@ -60,7 +66,7 @@ __all__ = [
 
 # Name recorded in Program.generator; bump the suffix when the same seed starts
 # meaning a different program.
-GENERATOR = "tcfuzz.v6"
+GENERATOR = "tcfuzz.v7"
 
 # The modules whose registered constructs make the statement table, in table
 # order (each module's constructs in definition order). The order is part of
@@ -73,6 +79,15 @@ _CONSTRUCT_MODULES = (
     constructs_objects,
     constructs_misc,
     constructs_tensor,
+    # Dynamo's model of Python: comprehension graph breaks, the standard
+    # library, the object model, tensor subclasses, contexts and builtins
+    # (itertools.batched is gated to 3.12+)
+    constructs_stdlib,
+    constructs_objmodel,
+    constructs_subclass,
+    constructs_contexts,
+    constructs_builtins,
+    constructs_comprehension,
     # version-gated kinds (3.14+, 3.15+): drawn only where weights enable them
     constructs_newest,
 )
@@ -276,7 +291,7 @@ def _programs(draw: st.DrawFn, weights: dict[str, float] | None = None) -> Progr
 
 
 def programs(weights: dict[str, float] | None = None) -> st.SearchStrategy[Program]:
-    """A Hypothesis strategy for generated ``Program``s (``generator="tcfuzz.v6"``).
+    """A Hypothesis strategy for generated ``Program``s (``generator="tcfuzz.v7"``).
 
     Each program defines ``f(t0, t1, n, *extras)``, where ``t0`` and ``t1`` are
     float32 or float64 tensors (``t0`` of shape (3, 4), (2, 5), (4,),

@@ -141,9 +141,16 @@ class StatementWriter(Writer):
         self.tensor_graphs = 0
 
     def body(self, scope: Scope, bounds: tuple[int, int]) -> None:
-        """Between ``bounds[0]`` and ``bounds[1]`` statements (both included) in ``scope``."""
+        """Between ``bounds[0]`` and ``bounds[1]`` statements (both included) in ``scope``.
+
+        A construct may write nothing (a tensor graph with no input of the rank
+        it needs); a body that must have a statement then gets ``pass``.
+        """
+        start = len(self.lines)
         for _ in range(self.count(bounds)):
             self.statement(scope)
+        if bounds[0] > 0 and len(self.lines) == start:
+            self.emit(scope, "pass")
 
     def statement(self, scope: Scope) -> None:
         """One statement: a construct drawn by weight among those that fit ``scope``."""

@@ -17,8 +17,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-__all__ = ["bypass_sites", "bypassed", "return_tuple_candidates", "returned_input_candidates", "without_copies",
-           "without_dead_assignments"]
+__all__ = ["assigned_names", "bypass_operands", "bypass_sites", "bypassed", "return_tuple_candidates", "returned_input_candidates",
+           "without_copies", "without_dead_assignments", "without_dead_code"]
 
 
 def _entry(tree: ast.Module, entry: str) -> ast.FunctionDef | None:
@@ -82,6 +82,11 @@ def _assigned_names(stmt: ast.stmt) -> set[str] | None:
     return {name} if name else None
 
 
+def assigned_names(stmt: ast.stmt) -> set[str] | None:
+    """The names a plain assignment binds (``x = e``, ``a, b = e``, ``x: T = e``); None for any other statement."""
+    return _assigned_names(stmt)
+
+
 def _statement_lists(function: ast.FunctionDef) -> Iterator[list[ast.stmt]]:
     """Every statement list of ``function`` outside nested functions and
     classes, the body first."""
@@ -108,6 +113,23 @@ def without_dead_assignments(source: str, entry: str = "f") -> str | None:
     function = _entry(tree, entry)
     if function is None:
         return None
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n" if _drop_dead(function) else None
+
+
+def without_dead_code(source: str) -> str | None:
+    """``source`` with ``without_dead_assignments`` applied to every function
+    at any depth (helpers, nested functions, methods, ``inputs``), not only
+    the entry; None when nothing goes."""
+    tree = ast.parse(source)
+    changed = False
+    for function in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]:
+        changed |= _drop_dead(function)
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n" if changed else None
+
+
+def _drop_dead(function: ast.FunctionDef) -> bool:
+    """Remove ``function``'s dead assignments in place (see
+    ``without_dead_assignments``); True if any went."""
     declared = {name for n in ast.walk(function) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
     removed = False
     while True:
@@ -125,7 +147,7 @@ def without_dead_assignments(source: str, entry: str = "f") -> str | None:
         if not changed:
             break
         removed = True
-    return ast.unparse(ast.fix_missing_locations(tree)) + "\n" if removed else None
+    return removed
 
 
 def _local_stores(function: ast.FunctionDef) -> dict[str, int]:
@@ -199,12 +221,13 @@ def _blocks_outside_loops(function: ast.FunctionDef) -> Iterator[list[ast.stmt]]
                 queue += [h.body for h in stmt.handlers]
 
 
-def _bypass_sites(function: ast.FunctionDef) -> list[tuple[ast.Assign, str]]:
+def _bypass_sites(function: ast.FunctionDef) -> list[tuple[ast.Assign, list[str]]]:
     """The assignments ``v = expr`` of ``function`` (any depth outside nested
     scopes, in statement-list order) whose value is an operation on local
-    values: each with the first local name ``expr`` reads (a parameter or a
-    name the function binds), which the bypass puts in place of ``expr``.
-    A plain copy ``v = w`` is no site (the copy pass handles it)."""
+    values: each with the distinct local names ``expr`` reads (parameters or
+    names the function binds) in evaluation order, one of which the bypass
+    puts in place of ``expr``. A plain copy ``v = w`` is no site (the copy
+    pass handles it)."""
     local = set(_local_stores(function))
     sites = []
     for block in _statement_lists(function):
@@ -219,7 +242,7 @@ def _bypass_sites(function: ast.FunctionDef) -> list[tuple[ast.Assign, str]]:
             reads = [n.id for n in _in_order(stmt.value) if isinstance(n, ast.Name)
                      and isinstance(n.ctx, ast.Load) and n.id in local]
             if reads:
-                sites.append((stmt, reads[0]))
+                sites.append((stmt, list(dict.fromkeys(reads))))
     return sites
 
 
@@ -236,9 +259,16 @@ def bypass_sites(source: str, entry: str = "f") -> int:
     return len(_bypass_sites(function)) if function else 0
 
 
-def bypassed(source: str, chosen: set[int], entry: str = "f") -> str | None:
+def bypass_operands(source: str, entry: str = "f") -> list[int]:
+    """How many distinct local operands each bypass site of the entry function reads."""
+    function = _entry(ast.parse(source), entry)
+    return [len(reads) for _, reads in _bypass_sites(function)] if function else []
+
+
+def bypassed(source: str, chosen: set[int], entry: str = "f", rank: int = 0) -> str | None:
     """``source`` with the chosen bypass sites (indices into the entry
-    function's sites, ``bypass_sites``) made copies of their first operand:
+    function's sites, ``bypass_sites``) made copies of their first operand
+    (``rank`` k: their k+1-th distinct local operand; a site with fewer is left):
     ``y = torch.sin(x) * w`` becomes ``y = x`` (and ``x = op(x)`` goes), then
     copies propagated and dead assignments removed, so an operator chain
     shrinks by one line per bypassed call. None when nothing changes.
@@ -253,10 +283,10 @@ def bypassed(source: str, chosen: set[int], entry: str = "f") -> str | None:
         return None
     sites = _bypass_sites(function)
     doomed = []
+    chosen = {i for i in chosen if 0 <= i < len(sites) and rank < len(sites[i][1])}
     for index in sorted(chosen):
-        if not 0 <= index < len(sites):
-            continue
-        stmt, operand = sites[index]
+        stmt, operands = sites[index]
+        operand = operands[rank]
         if operand == stmt.targets[0].id:
             doomed.append(stmt)  # ``x = op(x)`` bypassed is ``x = x``: gone
         else:
@@ -266,7 +296,7 @@ def bypassed(source: str, chosen: set[int], entry: str = "f") -> str | None:
             kept = [s for s in block if not any(s is d for d in doomed)]
             if len(kept) != len(block):
                 block[:] = kept or [ast.Pass()]
-    if not chosen or not any(0 <= i < len(sites) for i in chosen):
+    if not chosen:
         return None
     text = ast.unparse(ast.fix_missing_locations(tree)) + "\n"
     for rewrite in (without_copies, lambda s: without_dead_assignments(s, entry)):

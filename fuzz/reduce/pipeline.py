@@ -11,7 +11,11 @@ of every stage is confirmed on all interpreters, both ways; a confirmation that
 fails puts the reduction back to the last confirmed source, with full checks
 from then on, so a case cannot end on another signature.
 
-Three stages, each keeping only candidates that pass the check:
+First the compile settings (``settings/drop``, fuzz.reduce.settings_passes):
+each setting, marked dim, config key and nested option entry the signature
+holds without goes, so every later check compiles with fewer of them and the
+case is filed with what ``MinimizeResult.settings`` kept. Then three stages,
+each keeping only candidates that pass the check:
   generator  a program that tcfuzz's generator wrote from a seed is shrunk by
              Hypothesis' own shrinker over its choice sequence (fuzz.reduce.shrink):
              every candidate is a valid program by construction;
@@ -64,7 +68,10 @@ from fuzz.corpus.render import code_lines, program_body
 from fuzz.errors import CouldNotMinimize
 from fuzz.reduce import names
 from fuzz.reduce.flow_passes import reduce_bypass, reduce_dataflow, size
+from fuzz.reduce.graph_passes import GraphPhase, reduce_graph
 from fuzz.reduce.line_passes import reduce_lines
+from fuzz.reduce.settings_passes import reduce_settings
+from fuzz.reduce.tidy import drop_unused_arguments, rename_placeholders, smaller_shapes, tidy
 from fuzz.triage.signature import Kind, Signature, causes, findings
 from fuzz.campaign.workers import RUN_TIMEOUT_S, Task, WorkerPool
 
@@ -88,7 +95,10 @@ class MinimizeResult:
     """The smallest accepted source and the reducer's statistics (times in
     seconds; ``passes``: pass name -> [checks, successes], the full checks of
     a fast SignatureCheck under ``confirm/full-signature``; ``fallbacks``:
-    confirmations that failed, each a return to the last confirmed source)."""
+    confirmations that failed, each a return to the last confirmed source;
+    ``settings``: the compile settings ``source`` shows the signature with,
+    those of the input less what ``settings/drop`` removed, which the filed
+    case records; None when the check carries no settings)."""
 
     source: str
     lines_before: int
@@ -99,6 +109,7 @@ class MinimizeResult:
     complete: bool = True
     passes: dict[str, list[int]] = dataclasses.field(default_factory=dict)
     fallbacks: int = 0
+    settings: CompileSettings | None = None  # the compile settings kept (settings/drop); None: the check has none
 
 
 # A candidate may run this many times as long as the case did on its first
@@ -129,7 +140,10 @@ class SignatureCheck:
     After the first check that holds, each run of a candidate gets
     ``timeout_s`` = CANDIDATE_TIMEOUT_FACTOR x the longest run of that check
     (at least CANDIDATE_TIMEOUT_MIN_S seconds, at most the worker's own
-    limit); a "timeout" signature keeps the worker's limit."""
+    limit); a "timeout" signature keeps the worker's limit.
+
+    ``settings``: what every run compiles with; the minimiser's
+    ``settings/drop`` pass assigns it (fuzz.reduce.settings_passes)."""
 
     def __init__(self, pool: WorkerPool, program: Program, signature: Signature, backend: str,
                  interpreters: list[str], *, fullgraph: bool = False, device: str = "cpu",
@@ -310,6 +324,7 @@ class _Oracle:
         self.chain: list[str] = []  # the bests since the last confirmation, in order (each smaller)
         self.fallbacks = 0
         self.submodules = _submodule_imports(best)
+        self.settings_cache: dict[str, bool] = {}  # settings/drop's checks of the best source, by settings
 
     def _fast(self) -> bool:
         return bool(getattr(self.check, "fast", False)) and hasattr(self.check, "confirm")
@@ -368,6 +383,60 @@ class _Oracle:
 
     def left_s(self) -> float:
         return self.deadline - self.clock()
+
+    def _count(self, ok: bool) -> None:
+        self.checks += 1
+        counter = self.passes.setdefault(self.current, [0, 0])
+        counter[0] += 1
+        counter[1] += int(ok)
+
+    def check_settings(self, settings: CompileSettings) -> bool:
+        """Does the best source hold when the check compiles with
+        ``settings`` (the check's ``settings`` attribute, put back after)?
+        Cached by settings; raises _OutOfTime past the deadline. For
+        fuzz.reduce.settings_passes."""
+        key = repr(settings.to_json())
+        if key in self.settings_cache:
+            return self.settings_cache[key]
+        if self.left_s() <= 0:
+            raise _OutOfTime
+        saved = self.check.settings
+        self.check.settings = settings
+        try:
+            ok = bool(self.check(self.best))
+        finally:
+            self.check.settings = saved
+        self.settings_cache[key] = ok
+        self._count(ok)
+        return ok
+
+    def confirm_settings(self) -> bool:
+        """The full check of the best source under the check's current
+        settings where the check is fast (past the deadline too: one check);
+        True without a check otherwise (its checks were full)."""
+        if not self._fast():
+            return True
+        fast_name, self.current = self.current, "confirm/full-signature"
+        try:
+            ok = bool(self.check.confirm(self.best))
+        finally:
+            self.current = fast_name
+        self.passes.setdefault("confirm/full-signature", [0, 0])
+        self.checks += 1
+        self.passes["confirm/full-signature"][0] += 1
+        self.passes["confirm/full-signature"][1] += int(ok)
+        return ok
+
+    def take(self, candidate: str) -> None:
+        """Make ``candidate`` (accepted by the check, not larger) the best
+        source: confirmed if a full check accepted it, else provisional."""
+        if candidate == self.best:
+            return
+        self.best = candidate
+        if not self._fast():
+            self.confirmed = candidate
+        else:
+            self.chain.append(candidate)
 
     def _record(self, source: str, ok: bool) -> None:
         self.cache[source] = ok
@@ -527,110 +596,6 @@ def reduce_with_pysource_minimize(oracle: _Oracle) -> None:
 
 # ---------------------------------------------------------------- tidy
 
-class _DropConstantStatements(ast.NodeTransformer):
-    """Remove bare constant statements (``0``) that pysource-minimize leaves
-    where a block would otherwise be empty, keeping one where it must."""
-
-    def generic_visit(self, node: ast.AST) -> ast.AST:
-        super().generic_visit(node)
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(node, name, None)
-            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                kept = [s for s in block if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-                setattr(node, name, kept or ([ast.Pass()] if name != "orelse" else []))
-        return node
-
-
-def tidy(source: str) -> str:
-    """``source`` without bare constant statements, unparsed (comments dropped)."""
-    tree = _DropConstantStatements().visit(ast.parse(source))
-    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
-
-
-_PLACEHOLDER = re.compile(r"\bunique_name_(\d+)\b")
-
-
-def rename_placeholders(source: str) -> str:
-    """pysource-minimize's ``unique_name_N`` placeholders as ``v1``, ``v2``, ...
-    in order of appearance, skipping names the source already uses."""
-    used = set(re.findall(r"\b[A-Za-z_]\w*\b", source))
-    mapping: dict[str, str] = {}
-    counter = 0
-    for match in _PLACEHOLDER.finditer(source):
-        if match.group(0) not in mapping:
-            counter += 1
-            while f"v{counter}" in used:
-                counter += 1
-            mapping[match.group(0)] = f"v{counter}"
-    return _PLACEHOLDER.sub(lambda m: mapping[m.group(0)], source)
-
-
-def _function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
-    return next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
-
-
-def drop_unused_arguments(source: str, entry: str = "f", inputs: str = "inputs") -> list[str]:
-    """Candidates without unused positional arguments of ``entry`` (and their
-    items in the tuple ``inputs`` returns): all of them; all but the first
-    (a generated program's growth input, the one the harness's shape call
-    grows: without it another input grows and the behaviour may change); then
-    one each."""
-    tree = ast.parse(source)
-    f, make = _function(tree, entry), _function(tree, inputs)
-    if f is None or make is None or f.args.vararg or f.args.kwonlyargs or f.args.posonlyargs:
-        return []
-    returns = [n for n in ast.walk(make) if isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple)]
-    if len(returns) != 1 or len(returns[0].value.elts) != len(f.args.args):
-        return []
-    read = {n.id for stmt in f.body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
-    unused = [i for i, a in enumerate(f.args.args) if a.arg not in read]
-    candidates = []
-    groups = [unused] if len(unused) > 1 else []
-    if len(unused) > 2 and unused[0] == 0:
-        groups.append(unused[1:])
-    for drop in groups + [[i] for i in unused]:
-        copy = ast.parse(source)
-        cf, cm = _function(copy, entry), _function(copy, inputs)
-        ret = next(n for n in ast.walk(cm) if isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple))
-        cf.args.args = [a for i, a in enumerate(cf.args.args) if i not in drop]
-        cf.args.defaults = []
-        ret.value.elts = [e for i, e in enumerate(ret.value.elts) if i not in drop]
-        candidates.append(ast.unparse(ast.fix_missing_locations(copy)) + "\n")
-    return candidates
-
-
-# Tensor factories whose positional int arguments are sizes.
-_FACTORIES = ("randn", "rand", "ones", "zeros", "empty")
-
-
-def _size_constants(make: ast.FunctionDef) -> list[ast.Constant]:
-    """The int size arguments (> 1) of tensor factory calls in ``make``, in walk order."""
-    found = []
-    for node in ast.walk(make):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FACTORIES:
-            found += [a for a in node.args if isinstance(a, ast.Constant) and type(a.value) is int and a.value > 1]
-    return found
-
-
-def smaller_shapes(source: str, inputs: str = "inputs") -> list[str]:
-    """Candidates with the integer sizes of tensor factories in ``inputs``
-    (``torch.randn(3, 4, ...)``) made smaller: every size to 1 at once, then
-    each size to 1, then each size halved."""
-    make = _function(ast.parse(source), inputs)
-    if make is None:
-        return []
-    sizes = [c.value for c in _size_constants(make)]
-    edits: list[dict[int, int]] = [{i: 1 for i in range(len(sizes))}] if len(sizes) > 1 else []
-    edits += [{i: 1} for i in range(len(sizes))] + [{i: v // 2} for i, v in enumerate(sizes) if v > 2]
-    candidates = []
-    for edit in edits:
-        tree = ast.parse(source)
-        for i, node in enumerate(_size_constants(_function(tree, inputs))):
-            node.value = edit.get(i, node.value)
-        candidates.append(ast.unparse(tree) + "\n")
-    return candidates
-
-
 def tidy_passes(oracle: _Oracle, entry: str, inputs: str) -> None:
     """Each tidy pass proposes candidates from the best source; the first that
     holds (in order) is taken, and the pass is repeated until none does."""
@@ -657,11 +622,7 @@ def tidy_passes(oracle: _Oracle, entry: str, inputs: str) -> None:
             taken = False
             for ok, candidate in zip(oracle.many(candidates), candidates):
                 if ok and fits(candidate):
-                    oracle.best = candidate  # as small or smaller, and tidier
-                    if not oracle._fast():  # a full check accepted it
-                        oracle.confirmed = candidate
-                    else:
-                        oracle.chain.append(candidate)
+                    oracle.take(candidate)  # as small or smaller, and tidier
                     taken = True
                     break
             if not taken or name in ("tidy/constants", "tidy/names", "tidy/imports", "tidy/readable-names"):
@@ -682,14 +643,18 @@ def parses_here(source: str) -> bool:
 
 def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: float = DEFAULT_BUDGET_S,
                     progress: Callable[..., None] | None = None, program: Program | None = None,
-                    jobs: int = 1, stages: Sequence[str] = ("generator", "source", "tidy"),
+                    jobs: int = 1, stages: Sequence[str] = ("settings", "generator", "source", "graph", "tidy"),
                     clock: Callable[[], float] = time.monotonic) -> MinimizeResult:
     """Reduce ``source`` (the program body) while ``check`` holds.
 
     ``check(source) -> bool`` is the interestingness test (a SignatureCheck in
-    tcfuzz; its ``check_many`` is used for parallel rounds where it has one).
+    tcfuzz; its ``check_many`` is used for parallel rounds where it has one;
+    where it has ``settings``, the compile settings are reduced first and
+    the result's ``settings`` are those kept). ``stages``: which of
+    "settings", "generator", "source", "graph" (fuzz.reduce.graph_passes)
+    and "tidy" run.
     ``program``: the Program ``source`` came from; when the generator wrote it
-    (fuzz.reduce.shrink.replayable) the generator stage runs first. ``jobs``:
+    (fuzz.reduce.shrink.replayable) the generator stage runs after the settings. ``jobs``:
     candidates checked at once in parallel rounds (workers per interpreter).
     ``progress(message)`` is called on every improvement. Raises
     CouldNotMinimize if ``check`` does not hold on the input. Stops after
@@ -726,6 +691,8 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
             oracle.deadline = saved
         oracle.confirm_best()  # a stage's result holds on every interpreter before the next builds on it
 
+    # the compile settings first: each one dropped makes every later check cheaper
+    stage("settings", lambda: reduce_settings(oracle), deadline)
     if program is not None and "generator" in stages:
         from fuzz.reduce import shrink
 
@@ -749,10 +716,12 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
                  *sys.version_info[:2])
         stage("source", lambda: reduce_lines(oracle, entry, inputs, jobs), tidy_at)
         if not parses_here(oracle.best):
-            stages = [s for s in stages if s not in ("source", "tidy")]
+            stages = [s for s in stages if s not in ("source", "graph", "tidy")]
     stage("source", lambda: reduce_dataflow(oracle, entry), tidy_at)
+    stage("graph", lambda: reduce_graph(oracle, entry, inputs, GraphPhase.STRUCTURE, jobs), tidy_at)
     stage("source", lambda: reduce_statements(oracle, keep, jobs), tidy_at)
     stage("source", lambda: reduce_bypass(oracle, entry, jobs), tidy_at)
+    stage("graph", lambda: reduce_graph(oracle, entry, inputs, GraphPhase.VALUES, jobs), tidy_at)
     stage("source", lambda: reduce_with_pysource_minimize(oracle), tidy_at)
     stage("tidy", lambda: tidy_passes(oracle, entry, inputs), deadline)
     oracle.confirm_best()
@@ -760,4 +729,9 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
     return MinimizeResult(source=result, lines_before=code_lines(body), lines_after=code_lines(result),
                           checks=oracle.checks, accepted=oracle.accepted, elapsed_s=clock() - started,
                           complete=complete, passes=oracle.passes,
-                          fallbacks=oracle.fallbacks)
+                          fallbacks=oracle.fallbacks, settings=_settings_of(check))
+
+
+def _settings_of(check: Callable[[str], bool]) -> CompileSettings | None:
+    settings = getattr(check, "settings", None)
+    return settings if isinstance(settings, CompileSettings) else None

@@ -27,12 +27,15 @@ from fuzz.generate.sources import SOURCES, draw_program
 from harness import settings as compile_settings
 from harness.coverage_probe import PROGRESS
 
-__all__ = ["JSON_KEYS", "measure", "render_table", "settings_for"]
+__all__ = ["JSON_KEYS", "measure", "render_files", "render_table", "settings_for"]
 
 log = logging.getLogger(__name__)
 
 # Keys of each interpreter's entry in `tcfuzz coverage --json` (docs/design.md, "Command line").
-JSON_KEYS = ("opcodes_seen", "dynamo_opcodes", "dynamo_opcode_coverage", "dynamo_line_coverage", "programs")
+# dynamo_files: path under torch/ -> {"statements", "executed", "share"} for the
+# files of harness.coverage_probe.PER_FILE (None without line coverage).
+JSON_KEYS = ("opcodes_seen", "dynamo_opcodes", "dynamo_opcode_coverage", "dynamo_line_coverage", "dynamo_files",
+             "programs")
 # Further keys with --backend inductor: aten_ops and torch_ops are counts
 # (the names are in aten_op_names / torch_op_names).
 # inductor_cpu_line_coverage: of the torch/_inductor files a CPU run can execute
@@ -102,6 +105,7 @@ def measure(
             log.info("probing %s with %d programs", interp.name, programs)
             result = _probe_json(interp, [str(path)], timeout_s=120 + 0.1 * programs)
             result["dynamo_line_coverage"] = None
+            result["dynamo_files"] = None
             if lines:
                 data_file = (data_dir if data_dir is not None else Path(tmp)) / interp.name / ".coverage"
                 data_file.parent.mkdir(parents=True, exist_ok=True)
@@ -198,7 +202,8 @@ def as_json(measured: dict[str, Any]) -> dict[str, Any]:
 
 
 def render_table(measured: dict[str, Any], generator: str) -> str:
-    """A plain-text table: one row per interpreter."""
+    """A plain-text table: one row per interpreter, then, where line coverage
+    was measured, each interpreter's per-file shares (``render_files``)."""
     rows = [f"generator {generator}",
             f"{'python':<7} {'programs':>8} {'opcodes':>8} {'dynamo ops':>10} {'op cov':>7} {'line cov':>8}  missed"]
     for name, entry in measured["interpreters"].items():
@@ -215,4 +220,18 @@ def render_table(measured: dict[str, Any], generator: str) -> str:
                         f"torch/_inductor {entry['inductor_line_coverage']:.3f} "
                         f"(its CPU-reachable files {entry.get('inductor_cpu_line_coverage', 0.0):.3f}), "
                         f"torch/_functorch {entry['functorch_line_coverage']:.3f}; programs {entry['outcomes']}")
+    for name, entry in measured["interpreters"].items():
+        if entry.get("dynamo_files"):
+            rows += ["", render_files(name, entry["dynamo_files"])]
+    return "\n".join(rows)
+
+
+def render_files(interpreter: str, files: dict[str, dict[str, Any]]) -> str:
+    """The per-file table of one interpreter: each file of ``dynamo_files``
+    (path under torch/), its share of statements run, and executed/statements."""
+    width = max(len(path) for path in files)
+    rows = [f"{interpreter}: per file", f"{'file':<{width}} {'share':>6} {'run/statements':>15}"]
+    for path, counts in files.items():
+        ratio = f"{counts['executed']}/{counts['statements']}"
+        rows.append(f"{path:<{width}} {counts['share']:>6.3f} {ratio:>15}")
     return "\n".join(rows)

@@ -68,7 +68,9 @@ class IssueExtras:
     its output), ``newest_torch`` (the newest release it was run on, "" when
     unknown) and whether it ``reproduces_on_newest``, ``trace_dir`` (the raw
     TORCH_TRACE folder), ``tlparse_dir`` (tlparse's output, "" with
-    ``trace_note`` saying why)."""
+    ``trace_note`` saying why), ``minifier_repro`` (the ``repro.py`` of
+    torch's after-AOT minifier, fuzz.triage.minifier; "" with
+    ``minifier_note`` saying why, or that it was not run)."""
 
     ablation: Sequence[Any] = ()
     collect_env: Mapping[str, str] = dataclasses.field(default_factory=dict)
@@ -77,6 +79,8 @@ class IssueExtras:
     trace_dir: str = ""
     tlparse_dir: str = ""
     trace_note: str = ""
+    minifier_repro: str = ""
+    minifier_note: str = ""
 
 
 def _cell(text: str) -> str:
@@ -116,6 +120,14 @@ def render_markdown(case: str, text: str, meta: Mapping[str, Any], outcomes: Seq
     if extras.newest_torch:
         where = {True: "reproduces", False: "does not reproduce", None: "not run"}[extras.reproduces_on_newest]
         lines += ["", f"{where.capitalize()} on torch {extras.newest_torch} (the newest release run)."]
+    if extras.minifier_repro or extras.minifier_note:
+        lines += ["", "#### Minified repro (torch's after-AOT minifier)", ""]
+        if extras.minifier_repro:
+            lines += [f"{extras.minifier_note}, `TORCHDYNAMO_REPRO_AFTER=aot`; its `repro.py`:", "",
+                      "<details><summary>repro.py</summary>", "", "```python", extras.minifier_repro.rstrip("\n"),
+                      "```", "", "</details>"]
+        else:
+            lines.append(f"(none: {extras.minifier_note})")
     lines += ["", "#### TORCH_TRACE and tlparse", ""]
     if extras.tlparse_dir:
         lines.append(f"tlparse output (attach the folder, zipped): `{extras.tlparse_dir}`; raw trace: "

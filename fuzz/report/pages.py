@@ -17,6 +17,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from fuzz.report.coverage_chart import coverage_lines, coverage_section
+
 log = logging.getLogger(__name__)
 
 # Cell colours by verdict kind in the HTML matrices; anything else is grey.
@@ -107,6 +109,13 @@ def render_markdown(summary: dict) -> str:
     if by_backend:
         lines.append("### Programs/s by backend")
         table(["backend", "programs/s"], [[b, _num(r)] for b, r in by_backend.items()])
+    if summary.get("cells"):
+        lines.append(f"### Cells ({summary.get('schedule', 'full')} schedule)")
+        table(CELL_HEADER, cell_rows(summary["cells"]))
+    if (summary.get("phases") or {}).get("runs"):
+        lines.append("### Where the runs' time went")
+        table(PHASE_HEADER, phase_rows(summary["phases"]))
+    lines += coverage_lines(summary.get("coverage"))
     lines.append("### Buckets")
     buckets = summary.get("buckets") or []
     bugs = [b for b in buckets if b.get("standing") != "limitation"]
@@ -200,6 +209,14 @@ def render_html(summary: dict, cases: dict[str, str], runs: list[dict] | None = 
     if by_backend:
         parts.append("<h2>Programs/s by backend</h2>" + _html_table(
             ["backend", "programs/s"], [[_cell(b), _cell(_num(r), num=True)] for b, r in by_backend.items()]))
+    if summary.get("cells"):
+        parts.append(f"<h2>Cells ({_h(summary.get('schedule', 'full'))} schedule)</h2>" + _html_table(
+            CELL_HEADER, [[_cell(c, num=i >= 2) for i, c in enumerate(row)] for row in cell_rows(summary["cells"])]))
+    if (summary.get("phases") or {}).get("runs"):
+        parts.append("<h2>Where the runs' time went</h2>" + _html_table(
+            PHASE_HEADER, [[_cell(c, num=i >= 1) for i, c in enumerate(row)]
+                           for row in phase_rows(summary["phases"])]))
+    parts.append(coverage_section(summary.get("coverage")))
     parts.append(_buckets_section(summary))
     parts.append(_graph_breaks_section(summary))
     parts.append(_bucket_details(summary, cases))
@@ -393,6 +410,29 @@ def _interpreter_rows(interpreters: dict) -> list[list[object]]:
     return [[name, info.get("version", ""), info.get("torch", ""),
              _yes_no(info.get("free_threaded")), _yes_no(info.get("gil_enabled"))]
             for name, info in interpreters.items()]
+
+
+CELL_HEADER = ["interpreter", "backend", "runs", "CPU-s", "share", "confirm runs", "buckets", "new buckets",
+               "new bugs"]
+PHASE_HEADER = ["phase", "wall-s", "CPU-s", "share of run CPU"]
+
+
+def cell_rows(cells: list[dict]) -> list[list[object]]:
+    """Rows of the per-cell table (summary.json ``cells``)."""
+    return [[c["interpreter"], c["backend"], c["runs"], _num(c["cpu_s"]), f"{100 * c['share']:.1f}%",
+             c["confirm_runs"], c["buckets"], c["new_buckets"], c["new_bugs"]] for c in cells]
+
+
+def phase_rows(phases: dict) -> list[list[object]]:
+    """Rows of the phase table (summary.json ``phases``): each phase of the
+    runs, then the runs' CPU in all and filing's wall seconds."""
+    total = float(phases.get("run_cpu_s") or 0.0)
+    rows: list[list[object]] = [
+        [name, _num(t["wall_s"]), _num(t["cpu_s"]), f"{100 * t['cpu_s'] / total:.1f}%" if total else ""]
+        for name, t in sorted(phases["runs"].items(), key=lambda kv: -kv[1]["cpu_s"])]
+    rows.append(["all runs", "", _num(total), "100.0%" if total else ""])
+    rows.append(["filing (minimise + confirm)", _num(phases.get("filing_s", 0.0)), "", ""])
+    return rows
 
 
 def _html_table(header: list[str], rows: list[list[str]]) -> str:

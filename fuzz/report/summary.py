@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from harness import casefile
+from harness.backends import ladder_rank
 from harness.outcome import Outcome, Verdict
 from fuzz.campaign.database import CampaignDB
+from fuzz.campaign.guidance import META_KEY as GUIDANCE_META_KEY, summary_of
 from fuzz.corpus import backlog
 from fuzz.errors import UsageError
 from fuzz.report import pages
@@ -52,6 +54,7 @@ def build_summary(db: CampaignDB, *, name: str, started: datetime.datetime, fini
             matrix.setdefault(b["key"], {}).setdefault(o.interpreter, {})[column] = o.verdict.value
         buckets.append({
             "signature": b["key"], "id": b["id"], "kind": b["kind"], "stage": b["stage"], "detail": b["detail"],
+            "program_id": b["program_id"],
             "interpreters": [i for i in b["interpreters"].split(",") if i], "backends": [b["backend"]],
             "count": b["count"], "case": b["case_path"], "new": bool(b["new"]),
             "matrix": matrix.get(b["key"], {}),
@@ -62,6 +65,7 @@ def build_summary(db: CampaignDB, *, name: str, started: datetime.datetime, fini
             "attribution": meta.get("attributions", {}).get(b["id"]),
         })
     buckets = _with_standing(buckets, config.get("corpus_dir"))
+    cells = cell_table(outcomes, db.programs(), buckets)
     return {
         "campaign": name,
         "started": started.isoformat(timespec="seconds"),
@@ -97,7 +101,111 @@ def build_summary(db: CampaignDB, *, name: str, started: datetime.datetime, fini
         # per construct: programs using it, how many found new behaviour, how
         # many produced a bucket (fuzz.generate.feedback)
         "features": meta.get("feedback", {}).get("features", {}),
+        # per (interpreter, backend) cell: runs, CPU seconds, share, buckets it
+        # showed first, new buckets, new bugs (fuzz.campaign.schedule)
+        "schedule": config.get("schedule", "full") if not config.get("share") else "share",
+        "cells": cells,
+        # where the runs' time went, by phase (harness.timing), and the filing time
+        "phases": phase_table(outcomes, minimised or []),
+        # compiler statements reached, their curve and the pool (fuzz.campaign.guidance)
+        **({"coverage": coverage_summary(meta.get(GUIDANCE_META_KEY), db.programs(), buckets)}
+           if meta.get(GUIDANCE_META_KEY) else {}),
     }
+
+
+def coverage_summary(snapshot: dict[str, Any], programs: list[dict[str, Any]],
+                     buckets: list[dict[str, Any]]) -> dict[str, Any]:
+    """``summary.json["coverage"]``: ``Guidance.summary()`` of the stored
+    ``snapshot``, with ``found``: each new bucket's id, kind and the number
+    of programs run when its first program ran (its position among the
+    campaign's programs in seq order), where the coverage plot marks it."""
+    made = summary_of(snapshot) or {}
+    position = {row["program_id"]: n for n, row in enumerate(programs, start=1)}
+    made["found"] = sorted(({"id": b["id"], "kind": b["kind"], "programs": position[b["program_id"]]}
+                            for b in buckets if b["new"] and b["program_id"] in position),
+                           key=lambda f: (f["programs"], f["id"]))
+    return made
+
+
+def cell_table(outcomes: list[Outcome], programs: list[dict[str, Any]],
+               buckets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``summary.json["cells"]``: one row per (interpreter, backend) cell,
+    ``{"interpreter", "backend", "runs", "confirm_runs", "cpu_s", "share",
+    "buckets", "new_buckets", "new_bugs"}``. ``runs``/``cpu_s`` count the
+    runs the cell was scheduled for; ``confirm_runs`` those that confirmed
+    a sampled cell's bug (or placed its stage) there, whose CPU seconds are
+    in ``confirm_cpu_s``; ``share`` is the cell's part of all runs' CPU
+    seconds. A bucket counts for the cells of its backend and interpreters
+    that were scheduled for its first program; ``new_bugs`` are new buckets
+    of the bug kinds that are not documented limitations."""
+    scheduled: dict[str, set[str] | None] = {}
+    for row in programs:
+        cells = row.get("cells")
+        scheduled[row["program_id"]] = set(cells) if cells is not None else None
+    table: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def row_of(interpreter: str, backend: str) -> dict[str, Any]:
+        return table.setdefault((interpreter, backend), {
+            "interpreter": interpreter, "backend": backend, "runs": 0, "confirm_runs": 0, "cpu_s": 0.0,
+            "confirm_cpu_s": 0.0, "share": 0.0, "buckets": 0, "new_buckets": 0, "new_bugs": 0})
+
+    total_cpu_s = 0.0
+    for o in outcomes:
+        if o.threads:
+            continue
+        cost_s = o.cpu_s or o.elapsed_s
+        total_cpu_s += cost_s
+        row = row_of(o.interpreter, o.backend)
+        planned = scheduled.get(o.program_id)
+        if planned is None or f"{o.interpreter}/{o.backend}" in planned:
+            row["runs"] += 1
+            row["cpu_s"] += cost_s
+        else:
+            row["confirm_runs"] += 1
+            row["confirm_cpu_s"] += cost_s
+    for b in buckets:
+        planned = scheduled.get(b.get("program_id", ""))
+        for backend in b["backends"]:
+            for interpreter in b["interpreters"]:
+                if planned is not None and f"{interpreter}/{backend}" not in planned:
+                    continue
+                row = row_of(interpreter, backend)
+                row["buckets"] += 1
+                row["new_buckets"] += int(bool(b["new"]))
+                row["new_bugs"] += int(bool(b["new"]) and b["kind"] not in ("graph-break", "graph-break-regression")
+                                       and b.get("standing") != "limitation")
+    rows = sorted(table.values(), key=lambda r: (ladder_rank(r["backend"]), r["backend"],
+                                                   interpreter_order(r["interpreter"])))
+    for row in rows:
+        row["share"] = round((row["cpu_s"] + row["confirm_cpu_s"]) / total_cpu_s, 4) if total_cpu_s else 0.0
+        row["cpu_s"], row["confirm_cpu_s"] = round(row["cpu_s"], 2), round(row["confirm_cpu_s"], 2)
+    return rows
+
+
+def phase_table(outcomes: list[Outcome], minimised: list[dict[str, Any]]) -> dict[str, Any]:
+    """``summary.json["phases"]``: ``{"runs": {phase: {"wall_s", "cpu_s"}},
+    "by_backend": {backend: {phase: {"wall_s", "cpu_s"}}}, "run_cpu_s",
+    "filing_s"}``: the runs' time by phase (harness.timing: eager, each
+    compiled call ``call:<label>``, compare, fp64, and inside the calls
+    torch's compile phases dynamo, aot, inductor-codegen, cpp-compile),
+    all runs' CPU seconds, and the wall seconds filing spent minimising."""
+    runs: dict[str, list[float]] = {}
+    by_backend: dict[str, dict[str, list[float]]] = {}
+    run_cpu_s = 0.0
+    for o in outcomes:
+        run_cpu_s += o.cpu_s or o.elapsed_s
+        for phase, (wall_s, cpu_s) in (o.phases or {}).items():
+            for table in (runs, by_backend.setdefault(o.backend, {})):
+                entry = table.setdefault(phase, [0.0, 0.0])
+                entry[0] += wall_s
+                entry[1] += cpu_s
+
+    def rounded(table: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+        return {k: {"wall_s": round(w, 2), "cpu_s": round(c, 2)} for k, (w, c) in sorted(table.items())}
+
+    return {"runs": rounded(runs), "by_backend": {b: rounded(t) for b, t in sorted(by_backend.items())},
+            "run_cpu_s": round(run_cpu_s, 2),
+            "filing_s": round(sum(float(m.get("elapsed_s") or 0.0) for m in minimised), 2)}
 
 
 def backlog_summary(corpus_dir: str | None, minimised: list[dict[str, Any]]) -> dict[str, Any]:

@@ -68,7 +68,7 @@ def _runs(tmp_path, variant: str | None):
 
 def test_the_plan_has_a_guard_call_and_a_shape_call(tmp_path):
     plan, ref, same = _runs(tmp_path, None)
-    assert plan == ("fresh", "cached", "guard", "shape")
+    assert plan == ("fresh", "cached", "guard", "shape", "carried")
     assert execute._first_difference(ref, same) == (None, "")
     # the guard call saw the mutated class attribute, the shape call a grown input
     assert [c.result.value.split("values=")[0] for c in ref.calls][-1].startswith("tensor(shape=[3, 5]")
@@ -83,7 +83,7 @@ def test_each_side_effect_rule_diverges(tmp_path, aspect):
 def test_a_plain_program_has_no_guard_call():
     program = Program("import torch\ndef f(x):\n    return x + 1\ndef inputs():\n    return (torch.ones(1),)\n")
     mod = execute.load_module(program, "/tmp/tcfuzz_plain.py")
-    assert execute._run(mod, program, mod.f, None).plan == ("fresh", "cached")
+    assert execute._run(mod, program, mod.f, None).plan == ("fresh", "cached", "carried")
 
 
 def test_force_eager_stance_and_identity_backend_report_match(tmp_path):
@@ -91,7 +91,7 @@ def test_force_eager_stance_and_identity_backend_report_match(tmp_path):
     for backend in ("tcfuzz_force_eager", "tcfuzz_identity"):
         outcome = execute.run_program(program, backend, interpreter="test", workdir=str(tmp_path))
         assert outcome.verdict.value == "match", (backend, outcome)
-        assert [c.label for c in outcome.compiled] == ["fresh", "cached", "guard", "shape"]
+        assert [c.label for c in outcome.compiled] == ["fresh", "cached", "guard", "shape", "carried"]
 
 
 def test_a_wrong_backend_diverges_on_value(tmp_path):
@@ -132,8 +132,8 @@ def test_a_run_decides_its_plan_from_its_first_call_without_calling_inputs_again
     program = Program(COUNTING)
     mod = execute.load_module(program, str(tmp_path / "p.py"))
     run = execute._run(mod, program, mod.f, None)
-    assert run.plan == ("fresh", "cached", "shape")
-    assert len(mod.CALLS) == 3  # one inputs() per call: what f sees is what a standalone case sees
+    assert run.plan == ("fresh", "cached", "shape", "carried")
+    assert len(mod.CALLS) == 3  # one inputs() per call but carried: what f sees is what a standalone case sees
     assert [c.result.value.split("values=")[0] for c in run.calls][0].startswith("tensor(shape=[2, 3]")
     again = execute.load_module(program, str(tmp_path / "p.py"))
     assert execute._run(again, program, again.f, None, calls=1).plan == ("fresh",)

@@ -68,7 +68,7 @@ def _values(calls):
 
 def test_the_guard_call_changes_an_attribute_of_the_argument_and_compiled_recompiles(tmp_path):
     o = run(BRANCH_ON_ATTRIBUTE, tmp_path)
-    assert [c.label for c in o.eager] == ["fresh", "cached", "guard"]
+    assert [c.label for c in o.eager] == ["fresh", "cached", "guard", "carried"]
     assert o.verdict.value == "match", o
     assert o.eager[2].value != o.eager[1].value  # eager took the other branch: scale 2 -> 3
     assert _values(o.compiled) == _values(o.eager) and o.recompiles >= 1
@@ -78,7 +78,7 @@ def test_the_guard_call_changes_an_attribute_of_the_argument_and_compiled_recomp
 def test_the_guard_call_adds_or_removes_an_attribute_the_program_tests_for(tmp_path, has_it):
     source = GAINS_ATTRIBUTE.replace('self.name = "box"', "self.extra = 5") if has_it else GAINS_ATTRIBUTE
     o = run(source, tmp_path)
-    assert [c.label for c in o.eager] == ["fresh", "cached", "guard"]
+    assert [c.label for c in o.eager] == ["fresh", "cached", "guard", "carried"]
     assert o.verdict.value == "match", o
     assert o.eager[2].value != o.eager[1].value  # the object gained (lost) "extra"
     assert _values(o.compiled) == _values(o.eager) and o.recompiles >= 1

@@ -45,7 +45,8 @@ def _expected() -> list[list]:
     r = float(torch.rand(1))  # the RNGs are seeded with 0 right before each call
     before, after = [2, 0.25, False, 3, r], [3, 0.75, True, 4, r]
     small, grown = [(2, 3), (3,), (3, 3), (1, 3)], [(2, 4), (4,), (4, 4), (1, 4)]
-    return [small + before, small + before, small + after, grown + after]
+    # carried: the shape call's (grown) arguments again, the module as the guard mutation left it
+    return [small + before, small + before, small + after, grown + after, grown + after]
 
 
 def test_the_plan_mutates_scalars_and_grows_nested_tensors(tmp_path):
@@ -55,9 +56,9 @@ def test_the_plan_mutates_scalars_and_grows_nested_tensors(tmp_path):
         ("tcfuzz_program_" + program.program_id, "N"), ("tcfuzz_program_" + program.program_id, "RATE"),
         ("tcfuzz_program_" + program.program_id, "DEBUG"), ("Config", "scale")}
     run = execute._run(module, program, module.f, None)
-    assert run.plan == (plan.Call.FRESH, plan.Call.CACHED, plan.Call.GUARD, plan.Call.SHAPE)
-    assert run.plan == ("fresh", "cached", "guard", "shape")  # the labels are the strings of outcomes
-    assert [c.result.label for c in run.calls] == ["fresh", "cached", "guard", "shape"]
+    assert run.plan == (plan.Call.FRESH, plan.Call.CACHED, plan.Call.GUARD, plan.Call.SHAPE, plan.Call.CARRIED)
+    assert run.plan == ("fresh", "cached", "guard", "shape", "carried")  # the labels are the strings of outcomes
+    assert [c.result.label for c in run.calls] == ["fresh", "cached", "guard", "shape", "carried"]
     assert type(run.calls[0].result.label) is str
     assert [c.value for c in run.calls] == _expected()
 
@@ -68,13 +69,15 @@ def test_grow_shapes_keeps_containers_and_leaves():
     assert type(grown[0]["a"]) is list and grown[1] == 5
     assert grown[0]["a"][0].shape == (2, 4) and grown[0]["a"][0].is_leaf and grown[0]["a"][0].requires_grad
     assert plan.grow_shapes((torch.ones(1), [torch.ones(1, 1)])) is None
-    assert plan.decide(False, (torch.ones(1),)) == ("fresh", "cached")
+    assert plan.decide(False, (torch.ones(1),)) == ("fresh", "cached", "carried")
+    assert plan.decide(True, (torch.ones(2),)) == ("fresh", "cached", "guard", "shape", "carried")
     assert plan.decide(True, (torch.ones(2),), last="guard") == ("fresh", "cached", "guard")
     assert plan.decide(True, (torch.ones(2),), limit=1) == ("fresh",)
 
 
 @pytest.mark.parametrize("detail, calls", [
-    ("globals", ["fresh", "cached", "guard", "shape"]),
+    ("globals", ["fresh", "cached", "guard", "shape", "carried"]),
+    ("value@carried", ["fresh", "cached", "guard", "shape", "carried"]),
     ("value@guard", ["fresh", "cached", "guard"]),
     ("value", ["fresh", "cached"]),
 ])

@@ -66,7 +66,7 @@ def run(program: Program, settings: CompileSettings, tmp_path, backend: str = "e
 def test_the_harness_compiles_with_dynamic_and_marked_dims_and_records_them(settings, recompiles, tmp_path):
     outcome = run(GROWN, settings, tmp_path)
     assert outcome.verdict is Verdict.MATCH
-    assert [c.label for c in outcome.compiled] == ["fresh", "cached", "shape"]
+    assert [c.label for c in outcome.compiled] == ["fresh", "cached", "shape", "carried"]
     assert outcome.recompiles == recompiles
     assert outcome.compile_settings == settings
 

@@ -42,8 +42,8 @@ def worker(tmp_path_factory):
     w.close()
 
 
-def run(worker: Worker, path: Path) -> Outcome:
-    return worker.run(Task(Program(path.read_text(), generator=f"file:{path.name}"), "3.12", "eager"))
+def run(worker: Worker, path: Path, backend: str = "eager") -> Outcome:
+    return worker.run(Task(Program(path.read_text(), generator=f"file:{path.name}"), "3.12", backend))
 
 
 def test_the_corpus_has_a_program_of_each_kind():
@@ -60,6 +60,18 @@ def test_each_hostile_program_gets_a_verdict_and_the_next_program_is_unchanged(w
         want = expected(path)
         assert want == "any" or outcome.verdict.value == want, (path.name, outcome)
         assert essence(run(worker, CONTROL)) == fresh, f"{path.name} changed the next program's outcome"
+
+
+def test_a_compile_error_under_aot_eager_leaves_the_dispatch_keys_as_they_were(worker):
+    """A failed AOTAutograd compile's garbage, collected after the worker put
+    its state back, used to poison the worker (harness.worker._left_garbage):
+    the next program was invalid on every backend."""
+    fresh = essence(run(worker, CONTROL, "aot_eager"))
+    assert fresh[0].value == "match"
+    failed = run(worker, HERE / "inference_mode_compile_error.py", "aot_eager")
+    assert failed.verdict.value != "invalid", failed
+    assert essence(run(worker, CONTROL, "aot_eager")) == fresh
+    assert essence(run(worker, CONTROL)) == essence(run(worker, CONTROL))
 
 
 class HostileCampaign:

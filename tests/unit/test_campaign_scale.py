@@ -101,9 +101,13 @@ def test_config_meta_is_what_it_was_and_resumes_the_same_config(monkeypatch):
 
     meta = full_config().to_meta()
     # fields added since: the (interpreter, torch) cells (fuzz.campaign.cells),
-    # the compile-settings draw (harness.settings) and the graphs source's share
-    assert {k: meta.pop(k) for k in ("matrix", "torch", "unavailable", "vary_compile")} == {
-        "matrix": "newest", "torch": None, "unavailable": {}, "vary_compile": True}
+    # the compile-settings draw (harness.settings), the graphs source's share and
+    # the cell schedule (fuzz.campaign.schedule) and coverage guidance
+    # (fuzz.campaign.guidance)
+    assert {k: meta.pop(k) for k in ("matrix", "torch", "unavailable", "vary_compile", "schedule", "picks",
+                                  "filing_floor_s", "coverage", "guided")} == {
+        "matrix": "newest", "torch": None, "unavailable": {}, "vary_compile": True, "schedule": "full", "picks": 1,
+        "filing_floor_s": None, "coverage": True, "guided": True}
     assert meta["sources"].pop("graphs") == 0.0
     assert meta == FULL_META
     assert json.loads(json.dumps(config().to_meta())) == config().to_meta()  # plain JSON

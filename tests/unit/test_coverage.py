@@ -53,7 +53,8 @@ def test_real_opcodes_leave_out_pseudo_instructions() -> None:
 def test_json_output_has_exactly_the_documented_keys() -> None:
     measured = {"interpreters": {"3.12": {
         "opcodes_seen": ["RESUME"], "dynamo_opcodes": ["RESUME", "NOP"], "dynamo_opcode_coverage": 0.5,
-        "dynamo_line_coverage": None, "programs": 3, "all_opcodes": ["RESUME"], "dynamo_opcodes_missed": ["NOP"],
+        "dynamo_line_coverage": None, "dynamo_files": None, "programs": 3, "all_opcodes": ["RESUME"],
+        "dynamo_opcodes_missed": ["NOP"],
     }}}
     out = as_json(measured)
     assert list(out) == ["interpreters"]
@@ -70,13 +71,41 @@ def test_inductor_json_adds_the_operator_and_inductor_keys() -> None:
         "dynamo_line_coverage": 0.2, "programs": 2, "outcomes": {"ok": 2}, "aten_ops": 2, "torch_ops": 1,
         "aten_op_names": ["aten.add", "aten.mm"], "torch_op_names": ["matmul"],
         "inductor_line_coverage": 0.4, "functorch_line_coverage": 0.3, "inductor_statements": 10,
-        "inductor_cpu_line_coverage": 0.5,
+        "inductor_cpu_line_coverage": 0.5, "dynamo_files": None,
     }
     out = as_json({"interpreters": {"3.12": entry}})["interpreters"]["3.12"]
     assert set(out) == set(JSON_KEYS) | set(INDUCTOR_JSON_KEYS)
     assert out["aten_ops"] == 2 and out["inductor_line_coverage"] == 0.4
     table = render_table({"interpreters": {"3.12": entry}}, "ours")
     assert "2 aten ops" in table and "torch/_inductor 0.400 (its CPU-reachable files 0.500)" in table
+
+
+@pytest.mark.parametrize("path, per_file", [
+    ("_dynamo/variables/user_defined.py", True), ("_dynamo/variables/__init__.py", True),
+    ("_dynamo/polyfills/itertools.py", True), ("_dynamo/comprehension_graph_break.py", True),
+    ("_dynamo/symbolic_convert.py", False), ("_dynamo/polyfills/fx/utils.py", False),
+    ("_dynamo/variables/user_defined.pyc", False), ("_inductor/variables/builtin.py", False),
+])
+def test_per_file_shares_are_kept_for_variables_polyfills_and_comprehension_graph_breaks(path, per_file) -> None:
+    from harness.coverage_probe import PER_FILE
+
+    assert bool(PER_FILE.match(path)) is per_file
+
+
+def test_the_table_and_json_give_each_file_s_share() -> None:
+    files = {"_dynamo/comprehension_graph_break.py": {"statements": 200, "executed": 94, "share": 0.47},
+             "_dynamo/variables/builtin.py": {"statements": 1000, "executed": 470, "share": 0.47}}
+    entry = {"opcodes_seen": ["RESUME"], "dynamo_opcodes": ["RESUME"], "dynamo_opcode_coverage": 1.0,
+             "dynamo_line_coverage": 0.44, "dynamo_files": files, "programs": 2}
+    measured = {"interpreters": {"3.12": entry}}
+    assert as_json(measured)["interpreters"]["3.12"]["dynamo_files"] == files
+    lines = render_table(measured, "ours").splitlines()
+    assert "3.12: per file" in lines
+    rows = [line.split() for line in lines[lines.index("3.12: per file") + 2:]]
+    assert rows == [["_dynamo/comprehension_graph_break.py", "0.470", "94/200"],
+                    ["_dynamo/variables/builtin.py", "0.470", "470/1000"]]
+    entry["dynamo_files"] = None  # --no-lines: no per-file table
+    assert "per file" not in render_table(measured, "ours")
 
 
 @pytest.mark.parametrize("path, accelerator_only", [
@@ -152,6 +181,16 @@ def test_a_program_that_kills_the_line_probe_costs_only_itself(tmp_path: Path) -
     assert all(r[2].startswith("_dynamo/") and r[3] in ("0", "1") for r in rows)
     assert sum(int(r[0]) for r in rows) == report["dynamo_statements"]
     assert sum(int(r[0]) - int(r[1]) for r in rows) == report["dynamo_lines_executed"]
+    # the per-file shares: the same counts as the table, for the files PER_FILE names
+    from harness.coverage_probe import PER_FILE
+
+    files = report["dynamo_files"]
+    assert set(files) == {r[2] for r in rows if PER_FILE.match(r[2])}
+    assert "_dynamo/variables/builtin.py" in files and "_dynamo/polyfills/__init__.py" in files
+    for r in rows:
+        if r[2] in files:
+            assert files[r[2]]["statements"] == int(r[0]) and files[r[2]]["executed"] == int(r[0]) - int(r[1])
+    assert any(0 < entry["share"] < 1 for entry in files.values())
 
 
 def test_a_data_dir_that_already_has_coverage_data_is_refused_before_any_probe(tmp_path: Path) -> None:

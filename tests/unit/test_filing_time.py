@@ -116,16 +116,19 @@ def test_a_bucket_beyond_the_time_goes_to_the_backlog_and_the_next_campaign_file
     assert backlog.backlog_path(tmp_path / "corpus").exists()
 
     # the next campaign sees the same graph break (in another program) and a new crash:
-    # the backlog's bucket goes first, before the crash
+    # bugs still go first, then the backlog's graph break before any new graph break
     order.clear()
     other_crash = _finding("crash", "SIGABRT@torch/y.py:g")
     second = _campaign(tmp_path, "second", clock)
     second.pool = _SlowPool(clock, 1.0)
     clock.now_s = second.started + 600.0 - 320.0
-    second.new = {other_crash.signature.key: (other_crash, _program("crash 2")),
+    other_break = _finding("graph-break", "Unsupported method call")
+    second.new = {other_break.signature.key: (other_break, _program("graph-break 3")),
+                  other_crash.signature.key: (other_crash, _program("crash 2")),
                   plain_break.signature.key: (plain_break, _program("graph-break 2"))}
+    clock.now_s = second.started + 600.0 - 470.0  # three cases' time
     second._file_new_buckets()
-    assert order == [plain_break.signature.key, other_crash.signature.key]
+    assert order == [other_crash.signature.key, plain_break.signature.key, other_break.signature.key]
     assert backlog.load(tmp_path / "corpus") == {}  # filed: out of the backlog
 
 

@@ -70,3 +70,52 @@ def test_the_ablation_rewrites_the_case_s_runner_settings_and_compile_call():
     assert "fullgraph=FULLGRAPH, dynamic=True)" in case and 'BACKEND = "eager"' not in case
     assert ablation.variant(PROGRAM, backend="eager", dynamic=False, fullgraph=False) is None
     assert [ablation.verdict_of(c) for c in (0, 1, -9)] == ["passes", "reproduces", "hangs"]
+
+
+def test_markdown_carries_torch_s_minified_repro_or_says_why_not():
+    from fuzz.report import issue
+
+    sig = Signature("compile-error", "inductor", "AssertionError", ("3.12",))
+    text = render.render_case(Program(PROGRAM), sig, backend="inductor")
+    meta = {"signature": sig.key, "kind": "compile-error"}
+    repro = "class Repro(torch.nn.Module):\n    def forward(self, sin):\n        return (torch.ops.aten.relu.default(sin),)\n"
+    out = issue.render_markdown("c.py", text, meta, [], {}, issue.IssueExtras(
+        minifier_repro=repro, minifier_note="torch's after-AOT minifier on 3.12"))
+    assert "#### Minified repro (torch's after-AOT minifier)" in out and "torch.ops.aten.relu.default(sin)" in out
+    out = issue.render_markdown("c.py", text, meta, [], {}, issue.IssueExtras(
+        minifier_note="the minifier ran past the 600 s budget"))
+    assert "(none: the minifier ran past the 600 s budget)" in out
+    assert "Minified repro" not in issue.render_markdown("c.py", text, meta, [], {}, issue.IssueExtras())
+
+
+def test_the_minifier_runs_on_aot_and_inductor_cases_where_they_showed(monkeypatch, tmp_path):
+    import argparse
+
+    from fuzz.triage import minifier
+
+    ran = []
+    monkeypatch.setattr(minifier, "after_aot_repro",
+                        lambda case, interp, kind: ran.append((interp.name, kind)) or minifier.MinifierResult("r", "n", 1.0))
+    interps = [interpreters.Interpreter(n, tmp_path / "python") for n in ("3.12", "3.13")]
+    shown = [Outcome(program_id="p", interpreter="3.13", backend="inductor", verdict=Verdict.COMPILE_ERROR)]
+    for stage, want in (("inductor", [("3.13", "compile-error")]), ("aot", [("3.13", "compile-error")]), ("dynamo", [])):
+        ran.clear()
+        sig = Signature("compile-error", stage, "AssertionError", ("3.13",))
+        path = store.write_case(store.case_path(tmp_path / stage, sig),
+                                render.render_case(Program(PROGRAM), sig, backend="inductor"))
+        args = argparse.Namespace(case=str(path), no_minifier=False)
+        result = cli._minified(args, interps, shown)
+        assert ran == want and (result is None) == (not want), stage
+    assert cli._minified(argparse.Namespace(case=str(path), no_minifier=True), interps, shown) is None
+
+
+def test_torch_s_repro_is_made_to_run_outside_its_temporary_folder():
+    from fuzz.triage.minifier import portable
+
+    tmp = "/tmp/tcfuzz-minifier-abc"
+    repro = ("import os\nos.environ['TORCHINDUCTOR_CACHE_DIR'] = '/root/.cache/tcfuzz/inductor/3.12'\n"
+             f"os.environ['TORCH_COMPILE_DEBUG_DIR'] = '{tmp}'\nos.environ['TORCHDYNAMO_REPRO_AFTER'] = 'aot'\n"
+             f"run_repro(mod, load_args, accuracy=False, command='run', save_dir='{tmp}/torch_compile_debug/x')\n")
+    text = portable(repro, tmp)
+    assert tmp not in text and "/tcfuzz/" not in text
+    assert "save_dir=None" in text and "os.environ['TORCHDYNAMO_REPRO_AFTER'] = 'aot'" in text
