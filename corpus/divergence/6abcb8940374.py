@@ -35,27 +35,17 @@ FULLGRAPH = False
 LAST_CALL = None  # the plan's calls are made up to this one (None: all)
 
 if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this module; exit 1 while they differ
-    # The harness's call plan: tcfuzz's harness/plan.py but for its docstring, so that
+    # The harness's call plan: tcfuzz's harness/plan.py CallPlan and what it uses, so that
     # this case makes the calls the harness made.
-    import ast
-    import copy
-    import enum
-    import functools
-    import random
-    import types
+    import ast, copy, enum, functools, random, types
     from collections.abc import Callable, Iterator, Sequence
     from typing import Any
-
-
     class Call(str, enum.Enum):
-        """One call of the plan, in plan order; the value is its label in outcomes and signatures."""
-
         FRESH = "fresh"
         CACHED = "cached"
         GUARD = "guard"
         SHAPE = "shape"
         CARRIED = "carried"
-
         def describe(self) -> str:
             return {
                 "fresh": "the first call: compiles",
@@ -64,17 +54,9 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
                 "shape": "with the largest dimension grown by one: a recompile, then dynamic shapes",
                 "carried": "the previous call's argument objects again, as it left them and the module: carried state",
             }[self.value]
-
-
-    # Containers deeper than this are not searched for tensors.
     MAX_DEPTH = 6
-
-
     def map_tensors(value: Any, fn: Callable[[Any], Any], depth: int = 0) -> Any:
-        """``value`` with ``fn`` applied to every ``torch.Tensor`` inside tuples,
-        lists and dicts (same container types; other values as they are)."""
         import torch
-
         if isinstance(value, torch.Tensor):
             return fn(value)
         if depth > MAX_DEPTH:
@@ -84,12 +66,8 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
         if type(value) is dict:
             return {k: map_tensors(v, fn, depth + 1) for k, v in value.items()}
         return value
-
-
     def tensors_in(value: Any, depth: int = 0) -> list[Any]:
-        """Every ``torch.Tensor`` inside tuples, lists and dicts of ``value``, in order."""
         import torch
-
         if isinstance(value, torch.Tensor):
             return [value]
         if depth > MAX_DEPTH:
@@ -99,49 +77,26 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
         if type(value) is dict:
             return [t for v in value.values() for t in tensors_in(v, depth + 1)]
         return []
-
-
     def rebuild_leaf(original: Any, data: Any) -> Any:
-        """Tensor ``data`` as a leaf that requires grad where tensor ``original`` did."""
         if original.requires_grad and data.is_floating_point():
             return data.detach().requires_grad_()
         return data.detach()
-
-
     def grow_shapes(args: tuple) -> tuple | None:
-        """``args`` with every dimension equal to the largest size S >= 2 among
-        all tensor arguments (at any depth, ``tensors_in``) grown to S + 1, or
-        None when no tensor has such a dimension.
-
-        Growing the same size everywhere keeps tensors that broadcast or multiply
-        together compatible. The new slice repeats the last one, so values stay in
-        the distribution ``inputs()`` chose and no random numbers are drawn.
-        """
         import torch
-
         sizes = [s for t in tensors_in(args) for s in t.shape if s >= 2]
         if not sizes:
             return None
         largest = max(sizes)
-
         def grow(t: Any) -> Any:
             data = t.detach()
             for dim, size in enumerate(t.shape):
                 if size == largest:
                     data = torch.cat([data, data.narrow(dim, size - 1, 1)], dim=dim)
             return rebuild_leaf(t, data) if data is not t else t
-
         return map_tensors(args, grow)
-
-
     def is_program_class(value: Any, module: types.ModuleType) -> bool:
-        """Is ``value`` a class defined by ``module`` itself (not imported)?"""
         return isinstance(value, type) and value.__module__ == module.__name__
-
-
     def guard_targets(module: types.ModuleType) -> list[tuple[Any, str]]:
-        """(owner, name) of every public int, float or bool module global and
-        class attribute of ``module``'s own classes: what the ``guard`` call mutates."""
         targets: list[tuple[Any, str]] = []
         for k, v in list(module.__dict__.items()):
             if k.startswith("_"):
@@ -152,22 +107,13 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
                 targets += [(v, a) for a, x in vars(v).items()
                             if not a.startswith("_") and isinstance(x, (bool, int, float))]
         return [(owner, name) for owner, name in targets if bumped(getattr(owner, name)) is not None]
-
-
     def bumped(value: Any) -> Any:
-        """A scalar changed as the guard call changes it: int + 1, float + 0.5,
-        bool negated; None for any other value (or a subclass whose arithmetic
-        raises)."""
         if type(value) is bool:
             return not value
         if type(value) in (int, float):
             return value + (1 if type(value) is int else 0.5)
         return None
-
-
     def program_functions(module: types.ModuleType) -> list[tuple[Any, str, Any]]:
-        """(owner, name, function) of every function the module defined at its top
-        level or as a method of one of its classes (``is_program_class``)."""
         found = []
         for k, v in list(vars(module).items()):
             if isinstance(v, types.FunctionType) and v.__module__ == module.__name__:
@@ -175,11 +121,7 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
             elif is_program_class(v, module):
                 found += [(v, a, m) for a, m in list(vars(v).items()) if isinstance(m, types.FunctionType)]
         return found
-
-
     def _changed_function_state(function: Any) -> bool:
-        """Change ``function``'s scalar defaults and the scalars in its closure
-        cells, in place; True if there was one."""
         changed = False
         if function.__defaults__:
             new = tuple(bumped(d) if bumped(d) is not None else d for d in function.__defaults__)
@@ -196,35 +138,20 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
             if bumped(contents) is not None:
                 cell.cell_contents, changed = bumped(contents), True
         return changed
-
-
     def copy_function(function: Any) -> Any:
-        """A new function object of ``function``'s code (a new code object),
-        globals, name, defaults, closure cells and attributes."""
         new = types.FunctionType(function.__code__.replace(), function.__globals__, function.__name__,
                                  function.__defaults__, function.__closure__)
         new.__kwdefaults__, new.__qualname__ = function.__kwdefaults__, function.__qualname__
         new.__dict__.update(function.__dict__)
         return new
-
-
     def tested_names(module: types.ModuleType) -> set[str]:
-        """Public attribute names the module's code tests for with ``hasattr(x,
-        "name")`` or reads with a default, ``getattr(x, "name", default)``: the
-        attributes whose presence the program expects to change. Read from the
-        module's file, outside any ``if __name__ == ...`` block; empty if it
-        cannot be read."""
         try:
             with open(module.__file__) as fh:
                 return set(_tested_names_in(fh.read()))
         except Exception:
             return set()
-
-
     @functools.lru_cache(maxsize=32)
     def _tested_names_in(source: str) -> frozenset[str]:
-        """``tested_names`` of a module's source text, parsed once per source
-        (a run asks for it on every guard call of eager and compiled alike)."""
         tree = ast.parse(source)
         names = set()
         for top in tree.body:
@@ -237,13 +164,7 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
                         and node.args[1].value.isidentifier() and not node.args[1].value.startswith("_")):
                     names.add(node.args[1].value)
         return frozenset(names)
-
-
     def mutate_object(obj: Any, names: set[str]) -> bool:
-        """Change an instance of one of the program's classes as the guard call
-        does: its public scalar attributes (``bumped``), and each of ``names``
-        (``tested_names``) removed if it has it, else added (as 1). True if
-        anything changed."""
         attrs = vars(obj)
         changed = False
         for k, v in list(attrs.items()):
@@ -258,18 +179,9 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
                 setattr(obj, name, 1)
                 changed = True
         return changed
-
-
     def _is_program_object(value: Any, module: types.ModuleType) -> bool:
         return is_program_class(type(value), module) and isinstance(getattr(value, "__dict__", None), dict)
-
-
     def mutate_inputs(module: types.ModuleType, value: Any, names: set[str] | None = None, depth: int = 0) -> bool:
-        """Change the guard call's arguments ``value`` in place, at any depth of
-        tuples, lists and dicts: instances of the program's classes
-        (``mutate_object``), the first int element of a list (to a float of the
-        same value), a dict's keys (in reverse order). True if anything changed;
-        what cannot be changed is left as it is."""
         names = tested_names(module) if names is None else names
         if depth > MAX_DEPTH:
             return False
@@ -292,13 +204,7 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
         for child in children:
             changed = mutate_inputs(module, child, names, depth + 1) or changed
         return changed
-
-
     def changeable_inputs(module: types.ModuleType, value: Any, depth: int = 0) -> bool:
-        """Is there something in arguments ``value`` that ``mutate_inputs``
-        changes: an instance of the program's classes, a list with an int, a
-        dict of two keys or more? (Looked at, never copied: copying could run
-        the program's code.)"""
         if depth > MAX_DEPTH:
             return False
         if _is_program_object(value, module) or (type(value) is list and any(type(v) is int for v in value)):
@@ -306,12 +212,7 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
         if type(value) is dict:
             return len(value) > 1 or any(changeable_inputs(module, v, depth + 1) for v in value.values())
         return type(value) in (tuple, list) and any(changeable_inputs(module, v, depth + 1) for v in value)
-
-
     def has_guard_targets(module: types.ModuleType) -> bool:
-        """Does the module give the guard call something to change before its
-        first call: a guard target (``guard_targets``), a function of the
-        program's with scalar defaults or cells, an instance of its classes?"""
         if guard_targets(module):
             return True
         for _, _, function in program_functions(module):
@@ -325,15 +226,7 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
             if any(bumped(v) is not None for v in defaults + cells):
                 return True
         return any(_is_program_object(v, module) for v in list(vars(module).values()))
-
-
     def mutate_for_guard(module: types.ModuleType) -> None:
-        """Change the module as the guard call does: every guard target
-        (``guard_targets``: int + 1, float + 0.5, bool negated); each instance of
-        its classes bound to a module global replaced by a shallow copy (another
-        instance) and changed (``mutate_object``); the scalar defaults and
-        closure cells of its functions and methods changed in place, each then
-        rebound to a copy (``copy_function``). What refuses to change is left."""
         for owner, name in guard_targets(module):
             try:
                 setattr(owner, name, bumped(getattr(owner, name)))
@@ -354,14 +247,8 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
                 setattr(owner, name, copy_function(function))
             except Exception:
                 pass
-
-
     def decide(guard: bool, first_args: tuple, *, limit: int | None = None,
                last: str | None = None) -> tuple[Call, ...]:
-        """The plan of a module with or without something for the guard call to
-        change (``guard``) whose first call gets ``first_args``: fresh, cached,
-        then guard and shape where they apply, then carried; only up to call
-        ``last`` where the plan has it, at most ``limit`` calls (None or 0: all)."""
         plan = [Call.FRESH, Call.CACHED]
         if guard:
             plan.append(Call.GUARD)
@@ -375,55 +262,23 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
         if last is not None and last in plan:
             plan = plan[:plan.index(Call(last)) + 1]
         return tuple(plan[:limit] if limit else plan)
-
-
     def reset_global_state(grad_enabled: bool = True) -> None:
-        """Grad mode ``grad_enabled``, default dtype float32: torch's process-wide state at the start of each call."""
         import torch
-
         torch.set_grad_enabled(grad_enabled)
         torch.set_default_dtype(torch.float32)
-
-
     def seed_rngs() -> None:
-        """Seed torch's RNGs (every device) and ``random``'s with 0."""
         import torch
-
         torch.manual_seed(0)
         random.seed(0)
-
-
     class CallPlan:
-        """The calls one run makes on a freshly loaded ``module``, as an iterable
-        of ``(call, args)``: ``args`` is the argument tuple for the entry function,
-        to be called right away (moving its tensors is fine; drawing random
-        numbers is not: the RNGs were just seeded).
-
-        ``make_inputs()`` returns the program's inputs (a tuple, or one value that
-        becomes a 1-tuple); it is called once per call but ``carried``, so an
-        ``inputs()`` that counts its calls sees what the harness made. The
-        ``carried`` call gets the very tuple the call before it got: for a plan
-        made one call at a time, ``carried`` is the tuple the call before the
-        first of ``calls`` got (without it, a ``carried`` call first gets
-        ``make_inputs()``). With ``calls`` None the plan
-        is decided (``decide``, with ``limit`` and ``last``) from the module
-        before the first call and from that call's inputs before the call can
-        change them; ``calls`` holds it from then on. Module state is changed only
-        as the plan says: the guard mutation before the ``guard`` call, grad mode
-        (to what it was when the plan was made: off for a program called under
-        no_grad) and default dtype reset before each call and after the last.
-        """
-
         def __init__(self, module: types.ModuleType, make_inputs: Callable[[], Any],
                      calls: Sequence[str] | None = None, *, limit: int | None = None, last: str | None = None,
                      carried: tuple | None = None):
             import torch
-
             self.grad_enabled = torch.is_grad_enabled()
             self.module, self.make_inputs = module, make_inputs
             self.calls = None if calls is None else tuple(Call(c) for c in calls)
             self.limit, self.last, self.carried = limit, last, carried
-
         def __iter__(self) -> Iterator[tuple[Call, tuple]]:
             try:
                 module_targets = self.calls is None and has_guard_targets(self.module)

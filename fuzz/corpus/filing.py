@@ -87,12 +87,13 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names:
     # or the compiled exception that the check kept (fuzz.triage.rootcause)
     sig = sig.with_root_cause(result.source, check.shown)
     settings = result.settings if result.settings is not None else settings  # what settings/drop kept
-    text = render.render_case(program.with_source(result.source), sig, backend=finding.backend,
-                              torch_version=torch_version, device=device, fullgraph=fullgraph, settings=settings)
+    texts = render.render_case_runners(program.with_source(result.source), sig, backend=finding.backend,
+                                       torch_version=torch_version, device=device, fullgraph=fullgraph,
+                                       settings=settings)
     stats = {"lines_before": result.lines_before, "lines_after": result.lines_after, "checks": result.checks,
              "elapsed_s": round(result.elapsed_s, 2),
              "full_checks": result.passes.get("confirm/full-signature", [0, 0])[0], "fallbacks": result.fallbacks}
-    case = file_case(text, sig, interpreters, corpus_dir=corpus_dir, torch_version=torch_of or torch_version,
+    case = file_case(texts, sig, interpreters, corpus_dir=corpus_dir, torch_version=torch_of or torch_version,
                      stats=stats)
     if not case.filed:
         log.warning("bucket %s: %s; not filed", sig.id, case.reason)
@@ -114,22 +115,33 @@ def file_unreduced(program: Program, finding: Finding, interpreters: list[Interp
     if torch_of:
         shown = [torch_of[n] for n in sig.interpreters if n in torch_of]
         torch_version = torch_version_of({n: _Info(v) for n, v in enumerate(shown)}) if shown else torch_version
-    text = render.render_case(program, sig, backend=finding.backend, torch_version=torch_version, device=device,
-                              fullgraph=fullgraph, settings=settings)
-    return file_case(text, sig, [i for i in interpreters if i.name in sig.interpreters], corpus_dir=corpus_dir,
+    texts = render.render_case_runners(program, sig, backend=finding.backend, torch_version=torch_version,
+                                       device=device, fullgraph=fullgraph, settings=settings)
+    return file_case(texts, sig, [i for i in interpreters if i.name in sig.interpreters], corpus_dir=corpus_dir,
                      torch_version=torch_of or torch_version)
 
 
-def file_case(text: str, signature: Signature, interpreters: list[Interpreter], *, corpus_dir: Path,
-              torch_version: str | Mapping[str, str], stats: Mapping[str, Any] | None = None) -> FiledCase:
+def file_case(text: str | Sequence[str], signature: Signature, interpreters: list[Interpreter], *,
+              corpus_dir: Path, torch_version: str | Mapping[str, str],
+              stats: Mapping[str, Any] | None = None) -> FiledCase:
     """Run case ``text`` standalone on ``interpreters`` and write it (with
     the exit codes as its ``replay`` table, store.with_replay) to its place
     under ``corpus_dir`` when it reproduces on every interpreter of
-    ``signature``. A graph-break regression that also breaks on another
-    interpreter is no regression and is not filed. Raises CorpusError if the
-    case cannot be written."""
+    ``signature``. A sequence of texts (render.render_case_runners) is tried
+    in order and the first that reproduces is written. A graph-break
+    regression that also breaks on another interpreter is no regression and
+    is not filed. Raises CorpusError if the case cannot be written."""
+    texts = [text] if isinstance(text, str) else list(text)
+    for text in texts[:-1]:
+        codes = store.run_standalone(text, interpreters)
+        if set(signature.interpreters) <= {n for n, code in codes.items() if code not in (0, store.DOES_NOT_PARSE)}:
+            break
+        log.info("bucket %s: the compact runner does not reproduce it (exit codes %s): the whole plan's",
+                 signature.id, codes)
+    else:
+        text = texts[-1]
+        codes = store.run_standalone(text, interpreters)
     stats = dict(stats or {})
-    codes = store.run_standalone(text, interpreters)
     reproduced = {n for n, code in codes.items() if code not in (0, store.DOES_NOT_PARSE)}
     if signature.kind == Kind.GRAPH_BREAK_REGRESSION and reproduced - set(signature.interpreters):
         return FiledCase(signature, standalone=codes, stats={"checks": stats.get("checks", 0)},

@@ -63,7 +63,7 @@ if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they d
 _PLAN_MARKER = "    # <harness/plan.py>\n"
 _RUNNER_PLAN = """\
 if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this module; exit 1 while they differ
-    # The harness's call plan: tcfuzz's harness/plan.py but for its docstring, so that
+    # The harness's call plan: tcfuzz's harness/plan.py CallPlan and what it uses, so that
     # this case makes the calls the harness made.
     # <harness/plan.py>
 """
@@ -90,6 +90,8 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
 """
 # What the fresh/cached runner uses of harness/plan.py.
 _FRESH_CACHED_NEEDS = ("is_program_class", "reset_global_state", "seed_rngs")
+# What the whole plan's runner uses of harness/plan.py.
+_WHOLE_PLAN_NEEDS = ("CallPlan", "is_program_class")
 # Words of a program that let the plan's looks before the first call (at the
 # module: has_guard_targets; at the inputs: changeable_inputs, and
 # grow_shapes's torch.cat) run the program's own code: such a case keeps the
@@ -138,25 +140,36 @@ _RUNNER_RUNS = """\
 """
 
 
-def _plan_runner(last: str | None, body: str) -> str:
+def compact_runner(last: str | None, body: str, whole_plan: bool | None = None) -> bool:
+    """Does the divergence runner for a plan up to call ``last`` of program
+    ``body`` make the fresh and cached calls only (harness.plan.decide makes
+    those two whatever the module for ``last`` "cached")? ``whole_plan``:
+    True for the whole plan, False for the compact runner where ``last``
+    allows it, None to decide by the program's words: a program with code
+    that the plan's looks before the first call would run
+    (``_CODE_WHEN_LOOKED_AT``) gets the whole plan, which looks as the
+    harness does (filing tries the compact runner first: fuzz.corpus.filing)."""
+    if last != call_plan.Call.CACHED.value or whole_plan:
+        return False
+    return whole_plan is False or not any(word in body for word in _CODE_WHEN_LOOKED_AT)
+
+
+def _plan_runner(last: str | None, body: str, whole_plan: bool | None = None) -> str:
     """The divergence runner for a plan up to call ``last`` of program
-    ``body``: for "cached", unless the program has code that the plan's looks
-    would run (``_CODE_WHEN_LOOKED_AT``), the fresh/cached runner with only
-    the harness/plan.py functions it uses (``_plan_definitions``); otherwise
-    harness/plan.py's whole source but for its module docstring (indented
-    into the ``__main__`` block: its only other multi-line strings are
-    docstrings). Both with the names of the runner's settings, which each
-    run's copy of the module drops."""
+    ``body``: where ``compact_runner`` says so, the fresh/cached runner with
+    only the harness/plan.py functions it uses (``_plan_definitions``);
+    otherwise harness/plan.py's CallPlan and what it uses, without
+    docstrings (indented into the ``__main__`` block: the module's only
+    multi-line strings are docstrings). Both with the names of the runner's
+    settings, which each run's copy of the module drops."""
     runs = _RUNNER_RUNS
-    if last == call_plan.Call.CACHED.value and not any(word in body for word in _CODE_WHEN_LOOKED_AT):
+    if compact_runner(last, body, whole_plan):
         head, code = _RUNNER_FRESH_CACHED, _plan_definitions(_FRESH_CACHED_NEEDS)
         for line, compact in _FRESH_CACHED_RUNS:
             assert line in runs, line  # the two runners' runs differ in these lines only
             runs = runs.replace(line, compact)
     else:
-        source = inspect.getsource(call_plan)
-        docstring = ast.parse(source).body[0]
-        head, code = _RUNNER_PLAN, "".join(source.splitlines(keepends=True)[docstring.end_lineno:])
+        head, code = _RUNNER_PLAN, _plan_definitions(_WHOLE_PLAN_NEEDS)
     runner = head.replace(_PLAN_MARKER, textwrap.indent(code.strip("\n") + "\n", "    ")) + runs
     return runner.replace("in RUNNER_SETTINGS:", f"in {RUNNER_SETTINGS!r}:")
 
@@ -347,7 +360,7 @@ def _toml(value: Any) -> str:
 
 def render_case(program: Program, signature: Signature, *, backend: str, torch_version: str = casefile.DEFAULT_TORCH,
                 device: str = "cpu", meta: dict[str, Any] | None = None, fullgraph: bool = False,
-                settings: CompileSettings | None = None) -> str:
+                settings: CompileSettings | None = None, whole_plan: bool | None = None) -> str:
     """The text of a standalone corpus case for ``program`` showing ``signature``.
 
     Its ``__main__`` block compares, for a divergence, harness.plan's calls up
@@ -360,6 +373,7 @@ def render_case(program: Program, signature: Signature, *, backend: str, torch_v
     says so in its table and its ``__main__`` moves the inputs there first.
     Non-default compile ``settings`` (harness.settings) are its table's
     ``compile`` and a ``__main__`` block before the runner that compiles with them.
+    ``whole_plan``: a divergence runner's plan (``compact_runner``).
     """
     today = datetime.date.today().isoformat()
     table: dict[str, Any] = {
@@ -398,13 +412,27 @@ def render_case(program: Program, signature: Signature, *, backend: str, torch_v
         if signature.kind == "divergence":
             last = divergence_last_call(signature)
             parts.append(f"LAST_CALL = {_toml(last) if last else None}  # the plan's calls are made up to this one"
-                         f" (None: all)\n\n{_plan_runner(last, body)}")
+                         f" (None: all)\n\n{_plan_runner(last, body, whole_plan)}")
         elif signature.kind == "timeout":
             parts.append(f"HANG_S = {HANG_S:g}  # seconds the compiled calls may take before the case counts as hanging"
                          f"\n\n{_RUNNER_HANG}")
         else:
             parts.append(_RUNNER_VALUE)
     return "\n\n\n".join(p.strip("\n") for p in parts) + "\n"
+
+
+def render_case_runners(program: Program, signature: Signature, **kwargs: Any) -> list[str]:
+    """The texts ``render_case(program, signature, **kwargs)`` may take, in
+    the order filing tries them (fuzz.corpus.filing.file_case): for a
+    divergence up to the cached call whose program has code that the plan's
+    looks would run, the compact runner first and the whole plan after (the
+    looks rarely matter, and the compact case is about 250 lines shorter);
+    otherwise the one text."""
+    last = divergence_last_call(signature) if signature.kind == "divergence" else None
+    body = program_body(program.source)
+    if signature.kind == "divergence" and not compact_runner(last, body) and compact_runner(last, body, False):
+        return [render_case(program, signature, whole_plan=whole, **kwargs) for whole in (False, True)]
+    return [render_case(program, signature, **kwargs)]
 
 
 def divergence_last_call(signature: Signature) -> str | None:
@@ -444,14 +472,16 @@ def requires_python(program: Program, body: str, signature: Signature) -> str:
 def rerender(text: str) -> str:
     """Case ``text`` as ``render_case`` writes it now: the same program,
     signature, backend, device and settings, with today's runner, and its
-    ``[tool.tcfuzz]`` table kept as it is. Raises CaseFileError for a text
+    ``[tool.tcfuzz]`` table kept as it is, and the compact runner where it
+    has one (filing chose it: it reproduces). Raises CaseFileError for a text
     without a table, ValueError for a malformed signature."""
     table = casefile.read_table(text)
+    whole_plan = False if "def fresh_and_cached(" in text else None
     if not table:
         raise casefile.CaseFileError("not a corpus case: it has no [tool.tcfuzz] table")
     signature = Signature.parse(str(table["signature"]))
     fresh = render_case(Program(text), signature, backend=str(table["backend"]),
                         torch_version=str(table.get("torch", casefile.DEFAULT_TORCH)),
                         device=str(table.get("device", "cpu")), fullgraph=bool(table.get("fullgraph", False)),
-                        settings=CompileSettings.from_json(table.get("compile")))
+                        settings=CompileSettings.from_json(table.get("compile")), whole_plan=whole_plan)
     return casefile.replace_table(fresh, table)

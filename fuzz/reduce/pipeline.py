@@ -59,8 +59,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 
-import pysource_minimize
-
 from harness.outcome import Outcome
 from harness.program import Program
 from harness.settings import CompileSettings
@@ -584,6 +582,12 @@ def reduce_with_pysource_minimize(oracle: _Oracle) -> None:
     "missing case <ast.MatchStar>" where a star pattern must stay)."""
     oracle.current = "source/pysource-minimize"
     try:
+        import pysource_minimize  # the host has it; a worker env running fuzz.reduce.remote may not
+    except ImportError:
+        log.warning("pysource-minimize is not installed in %s: its pass is skipped (run scripts/provision.sh)",
+                    sys.executable)
+        return
+    try:
         reduced = pysource_minimize.minimize(oracle.best, oracle, compilable=True)
     except _OutOfTime:
         raise
@@ -630,6 +634,23 @@ def tidy_passes(oracle: _Oracle, entry: str, inputs: str) -> None:
 
 
 # ---------------------------------------------------------------- the pipeline
+
+def _parser_for(check: Callable[[str], bool]) -> tuple[str, dict[str, str]] | None:
+    """(python, environment) of the worker env of the newest interpreter the
+    check's signature shows on (it ran the program, so it parses it), from
+    the check's pool (a SignatureCheck); None for a check without them."""
+    from fuzz.generate.versions import version_of
+
+    pool, signature = getattr(check, "pool", None), getattr(check, "signature", None)
+    interpreters = getattr(pool, "interpreters", None)
+    if not isinstance(interpreters, dict) or signature is None:
+        return None
+    shown = [interpreters[n] for n in signature.interpreters if n in interpreters]
+    if not shown:
+        return None
+    newest = max(shown, key=lambda i: (version_of(i.name) or (0, 0), not i.free_threaded))
+    return str(newest.python), newest.environ()
+
 
 def parses_here(source: str) -> bool:
     """Whether the host's Python can parse ``source`` (programs of 3.14/3.15
@@ -707,7 +728,33 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
 
             stage("generator", generator_stage, deadline)
     tidy_at = deadline - min(TIDY_RESERVE_S, budget_s * 0.1)
-    if not parses_here(oracle.best):
+    elsewhere = _parser_for(check) if not parses_here(oracle.best) and oracle.left_s() > 0 else None
+    if elsewhere is not None:
+        # grammar newer than the host's Python: the parsing stages run in the
+        # worker env of an interpreter the program ran on (fuzz.reduce.remote),
+        # their checks answered here
+        from fuzz.reduce import remote
+
+        parsing = [s for s in stages if s in remote.PARSING_STAGES]
+        log.info("the program does not parse on the host's Python %d.%d: stages %s run on %s",
+                 *sys.version_info[:2], ", ".join(parsing), elsewhere[0])
+        done = remote.minimize_elsewhere(oracle.best, check, elsewhere[0], elsewhere[1], budget_s=oracle.left_s(),
+                                         jobs=jobs, stages=parsing, entry=entry, inputs=inputs, progress=say)
+        if done is not None:
+            if size(done.source) < size(oracle.best):
+                oracle.best = oracle.confirmed = done.source  # the remote's last step confirmed it (confirm_best)
+                oracle.chain.clear()
+                oracle.provisional.clear()
+            oracle.checks += done.checks
+            oracle.accepted += done.accepted
+            oracle.fallbacks += done.fallbacks
+            for name, (checks, successes) in done.passes.items():
+                counter = oracle.passes.setdefault(name, [0, 0])
+                counter[0] += checks
+                counter[1] += successes
+            complete = complete and done.complete
+            stages = [s for s in stages if s not in remote.PARSING_STAGES]
+    if not parses_here(oracle.best) and any(s in stages for s in ("source", "graph", "tidy")):
         # grammar newer than the host's Python (a 3.14/3.15-gated program on a
         # 3.11 host): the source and tidy passes work on syntax trees, so
         # statements are deleted by lines (fuzz.reduce.line_passes) until the

@@ -181,14 +181,27 @@ def test_a_divergence_case_makes_the_plan_s_calls_up_to_the_one_its_signature_na
     assert f"LAST_CALL = {'None' if last is None else repr(last).replace(chr(39), chr(34))}  #" in text
 
 
+def _embedded_without_docstrings(function, main):
+    source = inspect.getsource(function)
+    assert function.__doc__ is None or function.__doc__ not in main
+    docstrings = [n.body[0] for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+                  and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)]
+    skip = {line for n in docstrings for line in range(n.lineno, n.end_lineno + 1)}
+    lines = [line for number, line in enumerate(source.splitlines(), 1) if line.strip() and number not in skip]
+    missing = [line for line in lines if textwrap.indent(line, "    ") not in main]
+    assert missing == [], (function.__name__, missing)
+
+
 def test_the_divergence_runner_embeds_the_plan_module_and_the_case_stays_standalone():
+    """The whole plan: CallPlan and what it uses of harness/plan.py, from their source without docstrings."""
     from harness import plan
 
     sig = Signature("divergence", "dynamo", "value@shape", ("3.12",))
     text = render.render_case(Program(PROGRAM), sig, backend="eager")
     main = text[text.index('if __name__ == "__main__":'):]
     for function in (plan.CallPlan, plan.decide, plan.guard_targets, plan.mutate_for_guard, plan.grow_shapes):
-        assert textwrap.indent(inspect.getsource(function), "    ") in main
+        _embedded_without_docstrings(function, main)
+    assert plan.__doc__.strip().splitlines()[0] not in main
     tree = ast.parse(text)
     imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
                 for alias in node.names}
@@ -197,6 +210,41 @@ def test_the_divergence_runner_embeds_the_plan_module_and_the_case_stays_standal
     assert imported <= set(sys.stdlib_module_names) | {"torch"}
     # the program alone is what a re-render starts from: no runner code leaks into it
     assert render.program_body(text).strip() == PROGRAM.strip()
+
+
+METACLASS_PROGRAM = """\
+import torch
+
+class Counted(type):
+    def __call__(cls, *args):
+        obj = super().__call__(*args)
+        obj.calls = 1
+        return obj
+
+class Box(metaclass=Counted):
+    def __init__(self, x):
+        self.x = x
+
+def f(x):
+    return Box(x).x + 1
+
+def inputs():
+    return torch.ones(2)
+"""
+
+
+def test_a_program_the_plan_s_looks_may_run_gets_the_compact_runner_first_and_the_whole_plan_after():
+    sig = Signature("divergence", "dynamo", "value", ("3.12",))
+    compact, whole = render.render_case_runners(Program(METACLASS_PROGRAM), sig, backend="eager")
+    assert "def fresh_and_cached(" in compact and "class CallPlan" not in compact
+    assert "class CallPlan" in whole and whole == render.render_case(Program(METACLASS_PROGRAM), sig, backend="eager")
+    assert len(compact.splitlines()) < len(whole.splitlines()) - 150
+    assert render.rerender(compact) == compact and render.rerender(whole) == whole  # a re-render keeps the choice
+    # a case its words do not concern, or one past the cached call, has one text
+    assert render.render_case_runners(Program(PROGRAM), sig, backend="eager") == [
+        render.render_case(Program(PROGRAM), sig, backend="eager")]
+    assert len(render.render_case_runners(Program(METACLASS_PROGRAM), Signature(
+        "divergence", "dynamo", "value@guard", ("3.12",)), backend="eager")) == 1
 
 
 def test_a_fresh_cached_case_embeds_only_what_its_calls_use_of_the_plan_module():
