@@ -522,16 +522,24 @@ def cmd_minimize(args: argparse.Namespace) -> int:
             return EXIT_FOUND
         torch_version = filing.torch_version_of({n: pool.info[n] for n in target.signature.interpreters
                                                  if n in pool.info} or pool.info)
-    text = render.render_case(program.with_source(result.source),
-                              target.signature.with_root_cause(result.source, check.shown or outcomes),
-                              backend=target.backend, device=device, fullgraph=fullgraph, torch_version=torch_version,
-                              settings=result.settings if result.settings is not None else settings)
+    signature = target.signature.with_root_cause(result.source, check.shown or outcomes)
+    texts = render.render_case_runners(program.with_source(result.source), signature, backend=target.backend,
+                                       device=device, fullgraph=fullgraph, torch_version=torch_version,
+                                       settings=result.settings if result.settings is not None else settings)
+    print(f"{result.lines_before} -> {result.lines_after} lines in {result.elapsed_s:.0f} s, {result.checks} checks"
+          f"{'' if result.complete else ' (budget reached)'}", file=sys.stderr)
+    if args.in_place:
+        from fuzz.corpus.rewrite import rewrite_case
+
+        rewritten, why = rewrite_case(Path(args.case), meta, texts, signature, interps,
+                                      smaller=result.lines_after < result.lines_before)
+        print(f"{args.case}: {why}", file=sys.stderr)
+        return EXIT_OK if rewritten else EXIT_FOUND
+    text = texts[-1]  # the runner that makes every call the harness made
     if args.output:
         Path(args.output).write_text(text)
     else:
         sys.stdout.write(text)
-    print(f"{result.lines_before} -> {result.lines_after} lines in {result.elapsed_s:.0f} s, {result.checks} checks"
-          f"{'' if result.complete else ' (budget reached)'}", file=sys.stderr)
     return EXIT_OK if result.lines_after < result.lines_before else EXIT_FOUND
 
 
@@ -684,6 +692,9 @@ def build_parser() -> argparse.ArgumentParser:
     common(mini)
     mini.add_argument("case")
     mini.add_argument("-o", "--output", help="write the minimised case here (default: stdout)")
+    mini.add_argument("--in-place", action="store_true",
+                      help="rewrite the corpus case itself, its table kept, when the minimised program is smaller, "
+                           "keeps the bucket and reproduces standalone")
     mini.add_argument("--budget", default="5m", help="time budget (default 5m)")
     mini.add_argument("--jobs", type=int, default=1, help="workers per interpreter: candidates checked in parallel")
     mini.set_defaults(func=cmd_minimize)
@@ -729,8 +740,11 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     from fuzz.report import coverage
     from fuzz.generate.sources import SOURCES
 
-    if args.campaign:
-        return _campaign_coverage(Path(args.campaign), as_json=args.json)
+    if args.campaign:  # the lines the campaign's workers reached
+        from fuzz.report import campaign_coverage
+
+        print(campaign_coverage.describe(Path(args.campaign), as_json=args.json))
+        return EXIT_OK
 
     if args.generator not in SOURCES:
         raise UsageError(f"Expected --generator to be one of {', '.join(SOURCES)} but got --generator {args.generator}")
@@ -758,23 +772,6 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         print(json.dumps(coverage.as_json(measured)))
     else:
         print(coverage.render_table(measured, args.generator))
-    return EXIT_OK
-
-
-def _campaign_coverage(out_dir: Path, *, as_json: bool) -> int:
-    """``tcfuzz coverage --campaign DIR``: the lines the campaign's workers
-    reached, with each file's share where its first interpreter still runs."""
-    from fuzz.report import campaign_coverage
-
-    reached, config = campaign_coverage.load_map(out_dir)
-    table = campaign_coverage.file_table(reached)
-    interps = [i for i in config.get("interpreters", []) if i in reached.interpreters] or sorted(reached.interpreters)
-    pythons = [Path(p) for name in interps if (p := config.get("pythons", {}).get(name)) and Path(p).exists()]
-    totals = campaign_coverage.executable_lines(pythons[0], sorted(table)) if pythons else {}
-    if as_json:
-        print(json.dumps({"statements": reached.statements, "files": table, "executable": totals}))
-    else:
-        print(campaign_coverage.render(table, totals, interps))
     return EXIT_OK
 
 

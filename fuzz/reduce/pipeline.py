@@ -741,18 +741,18 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
         done = remote.minimize_elsewhere(oracle.best, check, elsewhere[0], elsewhere[1], budget_s=oracle.left_s(),
                                          jobs=jobs, stages=parsing, entry=entry, inputs=inputs, progress=say)
         if done is not None:
-            if size(done.source) < size(oracle.best):
-                oracle.best = oracle.confirmed = done.source  # the remote's last step confirmed it (confirm_best)
+            if size(done["source"]) < size(oracle.best):
+                oracle.best = oracle.confirmed = done["source"]  # the remote's last step confirmed it (confirm_best)
                 oracle.chain.clear()
                 oracle.provisional.clear()
-            oracle.checks += done.checks
-            oracle.accepted += done.accepted
-            oracle.fallbacks += done.fallbacks
-            for name, (checks, successes) in done.passes.items():
+            oracle.checks += done["checks"]
+            oracle.accepted += done["accepted"]
+            oracle.fallbacks += done["fallbacks"]
+            for name, (checks, successes) in done["passes"].items():
                 counter = oracle.passes.setdefault(name, [0, 0])
                 counter[0] += checks
                 counter[1] += successes
-            complete = complete and done.complete
+            complete = complete and done["complete"]
             stages = [s for s in stages if s not in remote.PARSING_STAGES]
     if not parses_here(oracle.best) and any(s in stages for s in ("source", "graph", "tidy")):
         # grammar newer than the host's Python (a 3.14/3.15-gated program on a

@@ -116,3 +116,18 @@ def render(table: dict[str, dict[str, int]], totals: dict[str, int], interpreter
     lines += [f"{p.removeprefix('torch/'):<52}" + "".join(f"{cell(p, c):>16}" for c in columns)
               for p in [*KEY_FILES, *rest]]
     return "\n".join(lines)
+
+
+def describe(out_dir: Path, *, as_json: bool) -> str:
+    """``tcfuzz coverage --campaign DIR``: the lines the campaign in
+    ``out_dir`` reached per file (``render``), with each file's share where
+    its first interpreter's env still exists; or the same as JSON. Raises
+    what ``load_map`` raises for a folder without a campaign."""
+    reached, config = load_map(out_dir)
+    table = file_table(reached)
+    interps = [i for i in config.get("interpreters", []) if i in reached.interpreters] or sorted(reached.interpreters)
+    pythons = [Path(p) for name in interps if (p := config.get("pythons", {}).get(name)) and Path(p).exists()]
+    totals = executable_lines(pythons[0], sorted(table)) if pythons else {}
+    if as_json:
+        return json.dumps({"statements": reached.statements, "files": table, "executable": totals})
+    return render(table, totals, interps)

@@ -240,3 +240,38 @@ def test_repro_save_files_the_case_with_its_replay(tmp_path, monkeypatch, capsys
     assert cli.main(["repro", str(case), "--backend", "eager", "--save", str(other)]) == cli.EXIT_FOUND
     err = capsys.readouterr().err.strip()
     assert err.startswith("not saved: python CASE does not reproduce") and not other.exists()
+
+
+def test_minimize_in_place_rewrites_the_case_keeping_its_table_only_when_it_still_shows_its_bucket(tmp_path, monkeypatch):
+    """``tcfuzz minimize CASE --in-place`` (fuzz.corpus.rewrite): the smaller program replaces the
+    case's when its bucket is the case's and ``python CASE`` reproduces it;
+    the table (first-seen, count, replays) stays; otherwise the case is left."""
+    from harness import casefile
+    from harness.program import Program
+    from fuzz.corpus import render, store
+    from fuzz.corpus.rewrite import rewrite_case
+    from fuzz.triage.signature import Signature
+
+    big = "import torch\n\ndef f(x):\n    y = x * 2\n    torch._dynamo.graph_break()\n    return x\n\ndef inputs():\n    return (torch.ones(3),)\n"
+    small = "import torch\n\ndef f(x):\n    torch._dynamo.graph_break()\n    return x\n\ndef inputs():\n    return (torch.ones(3),)\n"
+    sig = Signature("graph-break", "dynamo", "Call to `torch._dynamo.graph_break()`", ("3.15",))
+    path = tmp_path / f"{sig.id}.py"
+    text = render.render_case(Program(big), sig, backend="eager", meta={"count": 4, "first-seen": "2026-01-01"})
+    path.write_text(store.with_replay(text, {"3.15": 1}, "2.15.0"))
+    meta = store.read_case(path)[1]
+    interps = [interpreters.Interpreter("3.15", tmp_path / "python")]
+    texts = render.render_case_runners(Program(small), sig, backend="eager")
+    codes = {"3.15": 0}
+    monkeypatch.setattr(store, "run_standalone", lambda text, shown: {i.name: codes[i.name] for i in shown})
+    before = path.read_text()
+    assert rewrite_case(path, meta, texts, sig, interps, smaller=True)[1].endswith("(exit codes {'3.15': 0})")
+    assert path.read_text() == before
+    other = Signature("graph-break", "dynamo", "Data-dependent branching", ("3.15",))
+    rewritten, why = rewrite_case(path, meta, texts, other, interps, smaller=True)
+    assert not rewritten and path.read_text() == before and f"bucket is {other.id}" in why
+    assert not rewrite_case(path, meta, texts, sig, interps, smaller=False)[0]
+    codes["3.15"] = 1
+    assert rewrite_case(path, meta, texts, sig, interps, smaller=True)[0]
+    after = path.read_text()
+    assert render.program_body(after).strip() == small.strip()
+    assert casefile.read_table(after) == casefile.read_table(before)  # count 4, first-seen, replay: as they were

@@ -77,6 +77,41 @@ def test_the_fuzz_phase_stops_before_its_deadline_given_slow_programs(tmp_path):
     assert 90.0 <= campaign.pace.expected_s() <= 150.0  # submission to last result, queueing included
 
 
+class _SlowingPool(_SlowPool):
+    """As _SlowPool, but each run after the first ``fast_runs`` takes ``slow_s``."""
+
+    def __init__(self, clock: _Clock, task_s: float, slow_s: float, fast_runs: int):
+        super().__init__(clock, task_s)
+        self.slow_s, self.fast_runs, self.runs = slow_s, fast_runs, 0
+
+    def next_result(self, timeout_s=None):
+        self.runs += 1
+        if self.runs > self.fast_runs:
+            self.task_s = self.slow_s
+        return super().next_result(timeout_s)
+
+
+def test_the_fuzz_phase_stops_in_time_when_programs_get_slower_than_the_finished_ones_were(tmp_path):
+    """Twelve runs of 10 s, then runs of 60 s (the machine got loaded): the
+    mean of the programs finished lags behind, but the runs in flight come
+    back further apart; the phase stops by the drain they need and ends
+    within a run of its 600 s deadline (it ran until 720 s when only the
+    finished programs' mean was looked at)."""
+    clock = _Clock()
+    campaign = _campaign(tmp_path, "slowing", clock)
+    campaign.pool = _SlowingPool(clock, task_s=10.0, slow_s=60.0, fast_runs=12)
+    campaign._next_program = lambda seed: Program(f"import torch\n\ndef f(x):\n    return x + {seed}\n\n"
+                                                  "def inputs():\n    return (torch.ones(1),)\n")
+    campaign._fuzz(deadline_s=600.0)
+    assert clock.now_s <= 600.0 + 60.0, clock.now_s
+    pace = loop.ProgramPace()
+    for wall_s in (10.0, 10.0, 10.0):
+        pace.record(wall_s)
+    for now_s in (0.0, 5.0, 10.0, 40.0):  # results 5, 5 and 30 s apart: 13.3 s on average
+        pace.record_result(now_s)
+    assert pace.fits(100.0, 150.0, queued_runs=3) and not pace.fits(100.0, 150.0, queued_runs=4)
+
+
 def _finding(kind: str, detail: str, interpreters=("3.12", "3.13")) -> Finding:
     return Finding(Signature(kind, "dynamo", detail, tuple(interpreters)), "eager")
 
