@@ -78,7 +78,12 @@ PROTOCOL_METHODS = frozenset({
     "send", "throw", "close", "__next__", "__enter__", "__exit__", "__iter__", "__aenter__", "__aexit__",
     "append", "extend", "insert", "pop", "popitem", "remove", "clear", "update", "setdefault", "add",
     "discard", "sort", "reverse", "register_buffer", "register_parameter", "add_module",
+    # OrderedDict and deque mutations: a lost reorder is its own bug (pytorch#198189)
+    "move_to_end", "appendleft", "extendleft", "popleft", "rotate",
 })
+# Methods that make a class a tensor subclass whose operators run the
+# program's own code: an expression naming such a class is never dead.
+TORCH_HOOK_METHODS = frozenset({"__torch_function__", "__torch_dispatch__"})
 # Methods kept by name but without an effect.
 PURE_PROTOCOL_METHODS = frozenset({"values", "keys", "items", "get", "copy", "index", "count", "format", "join"})
 # Observation calls: how a result is seen, never part of a key.
@@ -173,11 +178,16 @@ def _loads(nodes: list[ast.AST]) -> set[str]:
 class _Purity:
     """Which calls have an effect: the tables above, and user functions whose
     bodies have one (method calls on ``self``/``super()`` inside a class are
-    object construction, not effects)."""
+    object construction, not effects); an expression that names a tensor
+    subclass of the program with ``__torch_function__`` or
+    ``__torch_dispatch__`` has one too (its operators run that code)."""
 
     def __init__(self, tree: ast.Module):
         self.functions = {n.name: n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.classes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+        self.hooked = {name for name, cls in self.classes.items()
+                       if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in TORCH_HOOK_METHODS
+                              for n in cls.body)}
         self.effectful_functions: set[str] = set()
         changed = True
         while changed:  # a fixed point over user functions calling each other
@@ -221,7 +231,8 @@ class _Purity:
 
     def has_effect(self, node: ast.AST) -> bool:
         return any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr))
-                   or (isinstance(n, ast.Call) and self.call_has_effect(n)) for n in ast.walk(node))
+                   or (isinstance(n, ast.Call) and self.call_has_effect(n))
+                   or (isinstance(n, ast.Name) and n.id in self.hooked) for n in ast.walk(node))
 
 
 def _on_self(node: ast.AST) -> bool:
