@@ -13,7 +13,6 @@
 # last-seen = "2026-12-02"
 # generator = "tcfuzz.v4"
 # seed = 2078900004
-# compile = {"dynamic" = false, "inductor" = {"cpp_wrapper" = true}}
 # count = 1
 # status = "open"
 # replay = {"3.11/2.15.0" = "reproduces", "3.12/2.15.0" = "reproduces", "3.13/2.15.0" = "reproduces", "3.13t/2.12.0" = "reproduces", "3.14/2.15.0" = "reproduces", "3.15/2.15.0" = "reproduces"}
@@ -22,41 +21,16 @@
 
 import torch
 
-class Net6(torch.nn.Module):
-
-    def __init__(self):
-        pass
-
-    def forward(self, x):
-        return (v16, v17, v18, v19, v20, v21, v22)
-obj = Net6()
-
-def f(x2, y):
-    t = torch.sin(y)
-    t2 = torch.maximum(x2, t) / (1.0 + torch.maximum(x2, t).abs())
+def f(x):
+    t2 = x
 
     def gen_fn(v):
-        t3 = torch.sigmoid(x2)
-        yield torch.sigmoid(v.softmax(dim=-1) * (x2 + 1.0))
-        torch._dynamo.graph_break()
-        yield torch.tanh(t3.sum(dim=0) * torch.sigmoid(y))
-        yield torch.tanh(y + t - t2 * t)
-    t = next(gen_fn(t2.sum(dim=0) / (1.0 + t2.sum(dim=0).abs())))
-    return (t,)
+        yield v.softmax(dim=-1)
+    t = next(gen_fn(t2.sum() / t2.sum().abs()))
+    return t
 
 def inputs():
-    g = torch.Generator().manual_seed(543336)
-    return (torch.randn(1, generator=g), torch.randn(1, generator=g))
-
-
-if __name__ == "__main__":  # compile as the harness did: these compile settings (tcfuzz harness/settings.py)
-    import torch._dynamo, torch._inductor.config
-    def _compile(fn, *, _compile=torch.compile, **options):
-        options.setdefault("dynamic", False)
-        compiled = _compile(fn, **options)
-        compiled = torch._inductor.config.patch({'cpp_wrapper': True})(compiled)
-        return compiled
-    torch.compile = _compile
+    return (torch.randn(0),)
 
 
 BACKEND = "inductor"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 import logging
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -101,6 +102,31 @@ def load(corpus_dir: Path) -> KnownIssues:
     limitations = frozenset(str(g) for g in data.get("limitations", {}).get("gb_types", []))
     messages = frozenset(str(m) for m in data.get("limitations", {}).get("messages", []))
     return KnownIssues(cases, merged, limitations, messages)
+
+
+def record_rekey(corpus_dir: Path, old_id: str, new_id: str, reason: str) -> None:
+    """Record in ``corpus_dir/known-issues.toml`` that case ``old_id`` is
+    now ``new_id`` (a re-minimised divergence, re-keyed by its root cause):
+    its ``[cases."<old>"]`` entry is renamed, and ``[merged]`` gets
+    ``"<old>" = { into = "<new>", reason = ... }`` so that campaigns and
+    replays that still see the old id know it. The file's other text (its
+    comments) is kept. Raises ValueError if the result is not valid TOML."""
+    path = Path(corpus_dir) / KNOWN_ISSUES_FILE
+    text = path.read_text() if path.exists() else ""
+    text = text.replace(f'[cases."{old_id}"]', f'[cases."{new_id}"]')
+    entry = f'"{old_id}" = {{ into = "{new_id}", reason = {json.dumps(reason)} }}\n'
+    lines = text.splitlines(keepends=True)
+    if "[merged]\n" in lines:
+        at = lines.index("[merged]\n") + 1
+        lines.insert(at, entry)
+        text = "".join(lines)
+    else:
+        text = text.rstrip("\n") + ("\n\n" if text else "") + "[merged]\n" + entry
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{path}: re-keying {old_id} -> {new_id} would not be valid TOML: {e}") from None
+    path.write_text(text)
 
 
 def standing(bucket: Mapping[str, Any], known: KnownIssues, case_status: str = "") -> Standing:

@@ -14,7 +14,10 @@ any re-minimisation of it would keep:
   statements without effect (``pass``, a bare name or constant, a pure
   expression);
 - dead stores are removed: an assignment to names nothing reads, whose value
-  has no effect (see ``effectful``), goes; one with an effect keeps its value
+  has no effect (see ``effectful``: a container's mutation such as
+  ``move_to_end`` has one, and so does any expression naming a class of the
+  program with ``__torch_function__`` or ``__torch_dispatch__``, whose
+  operators run its code), goes; one with an effect keeps its value
   as a statement (``list(it)`` consumes ``it``); repeated to a fixed point,
   together with unread functions and classes and unused arguments;
 - an ``if`` without ``else`` whose test only looks at shapes

@@ -275,3 +275,41 @@ def test_minimize_in_place_rewrites_the_case_keeping_its_table_only_when_it_stil
     after = path.read_text()
     assert render.program_body(after).strip() == small.strip()
     assert casefile.read_table(after) == casefile.read_table(before)  # count 4, first-seen, replay: as they were
+
+
+def test_minimize_in_place_re_keys_a_divergence_whose_smaller_program_has_another_root_cause(tmp_path, monkeypatch):
+    """The same observation and interpreters with another skeleton: the case
+    moves to its new id, and known-issues.toml renames its upstream entry and
+    merges the old id into the new one, so replays and campaigns still know it."""
+    from fuzz.corpus import render, store
+    from fuzz.corpus.rewrite import rewrite_case
+    from fuzz.triage import known
+    from fuzz.triage.signature import Signature
+    from harness.program import Program
+
+    corpus = tmp_path / "corpus"
+    big = "import torch\n\ndef f(x):\n    y = x * 2\n    return x\n\ndef inputs():\n    return (torch.ones(3),)\n"
+    small = "import torch\n\ndef f(x):\n    return x\n\ndef inputs():\n    return (torch.ones(3),)\n"
+    old = Signature("divergence", "dynamo", "value {wrong-result: def f(v1):; .E #11111111}", ("3.12",))
+    new = Signature("divergence", "dynamo", "value {wrong-result: def f(v1): #22222222}", ("3.12",))
+    path = corpus / "divergence" / f"{old.id}.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(render.render_case(Program(big), old, backend="eager", meta={"count": 3}))
+    (corpus / "known-issues.toml").write_text(
+        f'# header\n\n[cases."{old.id}"]\nissue = "https://example.org/1"\nstate = "open"\n\n[merged]\n'
+        '"aaaaaaaaaaaa" = { into = "bbbbbbbbbbbb", reason = "x" }\n')
+    monkeypatch.setattr(store, "run_standalone", lambda text, shown: {i.name: 1 for i in shown})
+    texts = render.render_case_runners(Program(small), new, backend="eager")
+    rewritten, why = rewrite_case(path, store.read_case(path)[1], texts, new,
+                                  [interpreters.Interpreter("3.12", tmp_path / "python")], smaller=True)
+    assert rewritten and new.id in why and not path.exists()
+    moved = corpus / "divergence" / f"{new.id}.py"
+    table = store.read_case(moved)[1]
+    assert table["signature"] == new.key and table["count"] == 3
+    issues = known.load(corpus)
+    assert issues.resolve(old.id) == new.id and issues.issue_of(new.id).issue == "https://example.org/1"
+    assert issues.resolve("aaaaaaaaaaaa") == "bbbbbbbbbbbb" and "# header" in (corpus / "known-issues.toml").read_text()
+    # another observation is another bug: not re-keyed
+    other = Signature("divergence", "dynamo", "stdout {wrong-result: def f(v1): #33333333}", ("3.12",))
+    assert not rewrite_case(moved, table, texts, other, [interpreters.Interpreter("3.12", tmp_path / "python")],
+                            smaller=True)[0]

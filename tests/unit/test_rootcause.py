@@ -172,6 +172,16 @@ def test_what_the_bug_needs_stays_in_the_skeleton():
     consumed = "def f(x):\n    it = reversed([1, 2])\n    list(it)\n    return next(it, x)\n"
     assert "list(v2)" in skeleton(consumed)  # consuming an iterator is an effect, not an observation
     assert "torch.sin" in skeleton("import torch\ndef f(x):\n    y = torch.sin(x)\n    x.add_(y)\n", stage="inductor")
+    # a container's reorder is an effect (pytorch#198189), not a tensor method
+    assert "move_to_end" in skeleton("def f(x, cache):\n    cache.move_to_end('a')\n    return x + 1\n")
+    # an operator on a tensor subclass runs its __torch_function__: two such bugs and an empty f are three keys
+    hooked = ("import torch\nclass H(torch.Tensor):\n    @classmethod\n"
+              "    def __torch_function__(cls, func, types, args=(), kwargs=None):\n"
+              "        out = super().__torch_function__(func, types, args, kwargs or {})\n"
+              "        if func is torch.Tensor.add:\n            out = out * 0\n        return out\n"
+              "def f(x):\n    t = x.as_subclass(H) + 0\n    print(t)\n    return x\n")
+    keys = {skeleton(hooked), skeleton(hooked.replace("torch.Tensor.add", "torch.Tensor.mul")), skeleton("def f(x):\n    return x\n")}
+    assert len(keys) == 3 and "__torch_function__" in skeleton(hooked)
 
 
 def _case_outcome(sig: Signature, backend: str) -> Outcome:
