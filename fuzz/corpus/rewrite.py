@@ -27,7 +27,7 @@ def rewrite_case(path: Path, table: dict[str, Any], texts: Sequence[str], signat
     re-key recorded in known-issues.toml (fuzz.triage.known.record_rekey).
     The case's ``table``
     (first-seen, count, replays) stays, but for ``compile``, the settings the
-    minimiser kept. Returns (rewritten, why). Raises CorpusError if the
+    minimiser kept, and ``torch``, the release it was confirmed on. Returns (rewritten, why). Raises CorpusError if the
     case cannot be written."""
     if not smaller:
         return False, "not rewritten: the minimiser found nothing smaller"
@@ -40,9 +40,10 @@ def rewrite_case(path: Path, table: dict[str, Any], texts: Sequence[str], signat
     for text in texts:
         codes = store.run_standalone(text, shown)
         if all(code not in (0, store.DOES_NOT_PARSE) for code in codes.values()):
+            # the settings the minimiser kept, and the torch it confirmed the case on (the pin's)
+            fresh = casefile.read_table(text)
             kept = {k: v for k, v in table.items() if k != "compile"}
-            settings = casefile.read_table(text).get("compile")
-            kept.update({"compile": settings} if settings else {})
+            kept.update({k: fresh[k] for k in ("compile", "torch") if k in fresh})
             target = path.with_name(f"{signature.id}.py") if rekeyed else path
             if rekeyed:
                 kept["signature"] = signature.key
