@@ -91,7 +91,7 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names:
                                        torch_version=torch_version, device=device, fullgraph=fullgraph,
                                        settings=settings)
     stats = {"lines_before": result.lines_before, "lines_after": result.lines_after, "checks": result.checks,
-             "elapsed_s": round(result.elapsed_s, 2),
+             "elapsed_s": round(result.elapsed_s, 2), "complete": result.complete,
              "full_checks": result.passes.get("confirm/full-signature", [0, 0])[0], "fallbacks": result.fallbacks}
     case = file_case(texts, sig, interpreters, corpus_dir=corpus_dir, torch_version=torch_of or torch_version,
                      stats=stats)
