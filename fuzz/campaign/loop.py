@@ -19,6 +19,7 @@ import collections
 import dataclasses
 import datetime
 import logging
+import os
 import signal
 import statistics
 import threading
@@ -144,11 +145,16 @@ class ProgramPace:
         interval_s = (self.results_s[-1] - self.results_s[0]) / (len(self.results_s) - 1)
         return runs * interval_s
 
-    def fits(self, now_s: float, deadline_s: float, queued_runs: int = 0) -> bool:
+    def fits(self, now_s: float, deadline_s: float, queued_runs: int = 0, queued_work_s: float = 0.0,
+             parallel: int = 1) -> bool:
         """Whether a program started at ``now_s`` is expected to end by
         ``deadline_s``, its runs behind ``queued_runs`` others (those in
-        flight and its own)."""
-        return now_s + max(self.expected_s(), self.drain_s(queued_runs)) <= deadline_s
+        flight and its own), which need ``queued_work_s`` seconds of runs
+        at each one's backend's mean (an Inductor run is tens of eager ones:
+        the rate of results, mostly eager, says too little) spread over
+        ``parallel`` workers that run at once."""
+        drain_s = max(self.drain_s(queued_runs), queued_work_s / max(1, parallel))
+        return now_s + max(self.expected_s(), drain_s) <= deadline_s
 
 
 class Campaign:
@@ -180,6 +186,7 @@ class Campaign:
         self.confirm_s = CONFIRM_ESTIMATE_S  # the longest `python CASE` confirmation seen (seconds)
         self.confirm_measured = False
         self.elapsed_by_backend: dict[str, float] = {b: 0.0 for b in config.backends}
+        self.runs_by_backend: dict[str, int] = {}
         self.minimised: list[dict[str, Any]] = []
         self.seeds = config.seeds()
         self.next_seq = 0
@@ -400,6 +407,7 @@ class Campaign:
         limit = INFLIGHT_PER_WORKER * len(self.pool.workers) * len(config.backends)
         inflight: dict[int, tuple[Program, dict[tuple[str, str, int], Outcome], int]] = {}
         seq_of_task: dict[int, int] = {}
+        backend_of_task: dict[int, str] = {}  # the runs in flight, for the drain estimate
         self._tick("fuzzing")
 
         submitted_s: dict[int, float] = {}
@@ -418,7 +426,14 @@ class Campaign:
                 return False
             # the next program's runs queue behind those in flight
             queued = self.pool.pending + len(config.interpreters)
-            return not self.pace.fits(self.clock() - self.started, until_s, queued)
+            work_s = sum(self._mean_run_s(b) for b in backend_of_task.values())
+            parallel = min(len(self.pool.workers), os.cpu_count() or 1)
+            return not self.pace.fits(self.clock() - self.started, until_s, queued, work_s, parallel)
+
+        def submit(task: Task, seq: int) -> None:
+            task_id = self.pool.submit(task)
+            seq_of_task[task_id] = seq
+            backend_of_task[task_id] = task.backend
 
         while True:
             while not out_of_budget() and self.pool.pending < limit:
@@ -435,11 +450,13 @@ class Campaign:
                 inflight[seq] = (program, {}, len(tasks))
                 submitted_s[seq] = self.clock()
                 for task in tasks:
-                    seq_of_task[self.pool.submit(task)] = seq
+                    submit(task, seq)
             if not self.pool.pending:
                 break
             task_id, task, outcome = self.pool.next_result()
             self.pace.record_result(self.clock() - self.started)
+            backend_of_task.pop(task_id, None)
+            self.runs_by_backend[task.backend] = self.runs_by_backend.get(task.backend, 0) + 1
             seq = seq_of_task.pop(task_id)
             program, outcomes, expected = inflight[seq]
             outcomes[(task.interpreter, task.backend, task.threads)] = outcome
@@ -452,7 +469,7 @@ class Campaign:
                 retried.add(seq)
                 for task_again in self._timeout_retries(program, outcomes):  # their outcomes replace the timeouts'
                     del outcomes[(task_again.interpreter, task_again.backend, task_again.threads)]
-                    seq_of_task[self.pool.submit(task_again)] = seq
+                    submit(task_again, seq)
                 if len(outcomes) < expected:
                     continue
             if len(outcomes) == expected and seq not in confirmed:
@@ -461,7 +478,7 @@ class Campaign:
                 if more:  # the program is classified once they are back
                     inflight[seq] = (program, outcomes, expected + len(more))
                     for task_more in more:
-                        seq_of_task[self.pool.submit(task_more)] = seq
+                        submit(task_more, seq)
                     continue
             if len(outcomes) == expected and seq not in stage_checked:
                 stage_checked.add(seq)
@@ -469,7 +486,7 @@ class Campaign:
                 if checks:  # the program is classified once they are back
                     inflight[seq] = (program, outcomes, expected + len(checks))
                     for check in checks:
-                        seq_of_task[self.pool.submit(check)] = seq
+                        submit(check, seq)
                     continue
             if len(outcomes) == expected:
                 stage_checked.discard(seq)
@@ -500,6 +517,14 @@ class Campaign:
             log.info("program %s: %d runs timed out, run again with %.0f s", tasks[0].program.program_id, len(tasks),
                      TIMEOUT_RETRY_FACTOR * RUN_TIMEOUT_S)
         return tasks
+
+    def _mean_run_s(self, backend: str) -> float:
+        """Mean wall seconds of a run on ``backend`` so far; for a backend with
+        no result yet, the slowest backend's mean (0.0 before any result)."""
+        if self.runs_by_backend.get(backend):
+            return self.elapsed_by_backend.get(backend, 0.0) / self.runs_by_backend[backend]
+        means = [self.elapsed_by_backend.get(b, 0.0) / n for b, n in self.runs_by_backend.items() if n]
+        return max(means, default=0.0)
 
     def _filing_reserve_s(self) -> float:
         """Seconds the new buckets found so far need for filing: a bug gets

@@ -110,6 +110,9 @@ def test_the_fuzz_phase_stops_in_time_when_programs_get_slower_than_the_finished
     for now_s in (0.0, 5.0, 10.0, 40.0):  # results 5, 5 and 30 s apart: 13.3 s on average
         pace.record_result(now_s)
     assert pace.fits(100.0, 150.0, queued_runs=3) and not pace.fits(100.0, 150.0, queued_runs=4)
+    # two Inductor runs of 60 s queued on two workers: the results' rate (13.3 s) says 27 s, the work 60 s
+    assert pace.fits(100.0, 150.0, queued_runs=2) and not pace.fits(100.0, 150.0, 2, queued_work_s=120.0, parallel=2)
+    assert pace.fits(100.0, 150.0, 2, queued_work_s=80.0, parallel=2)
 
 
 def _finding(kind: str, detail: str, interpreters=("3.12", "3.13")) -> Finding:
