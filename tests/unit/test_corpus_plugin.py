@@ -5,6 +5,7 @@ alive on that interpreter (fuzz.corpus.status, fuzz.corpus.filing.shown_on)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_a_case_of_newer_grammar_is_skipped_and_not_recorded(tmp_path):
     case = ROOT / "corpus" / "graph-break" / "e6adb45bc63b.py"
-    text = case.read_text().replace('requires-python = ">=3.15"', 'requires-python = ">=3.99"')
+    text = re.sub(r'requires-python = ">=3\.\d+"', 'requires-python = ">=3.99"', case.read_text(), count=1)
     assert 'requires-python = ">=3.99"' in text
     (tmp_path / "graph-break").mkdir()
     (tmp_path / "graph-break" / case.name).write_text(text)
