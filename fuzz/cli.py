@@ -30,7 +30,7 @@ from fuzz.campaign import cells, interpreters
 from fuzz import console
 from fuzz.corpus import render, store
 from fuzz.errors import CorpusError, CouldNotMinimize, HarnessError, TcfuzzError, UsageError
-from fuzz.triage.signature import Finding, Kind, Signature, findings
+from fuzz.triage.signature import Kind, Signature, case_target, findings
 from fuzz.campaign.workers import RSS_GROWTH_LIMIT_MIB, RSS_LIMIT_MIB
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_HARNESS = 0, 1, 2, 3
@@ -480,15 +480,16 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- minimize
 
-def _minimise_target(meta: dict[str, Any], found: list[Finding]) -> Finding | None:
-    """The finding to minimise a case for: the one with its table's signature's
-    cause, else the first that is no graph break, else the first (None: none)."""
-    if "signature" in meta:
-        wanted = Signature.parse(meta["signature"])
-        target = next((f for f in found if f.signature.cause == wanted.cause), None)
-        if target is not None:
-            return target
-    return next((f for f in found if f.signature.kind != Kind.GRAPH_BREAK), None) or (found[0] if found else None)
+def _pinned(python: str | None, release: str | None) -> list[interpreters.Interpreter]:
+    """The interpreters of ``--python``, each on torch ``release`` (an env
+    made with uv as for ``tcfuzz run --torch``) when one is given. Raises
+    UsageError or HarnessError as fuzz.campaign.cells.choose does."""
+    if not release:
+        return interpreters.parse_list(python)
+    chosen = cells.choose(python, cells.Matrix.NEWEST, release)
+    for name, reason in chosen.unavailable.items():
+        print(f"tcfuzz: Python {name} is unavailable: {reason}", file=sys.stderr)
+    return list(chosen.interpreters)
 
 
 def cmd_minimize(args: argparse.Namespace) -> int:
@@ -500,14 +501,14 @@ def cmd_minimize(args: argparse.Namespace) -> int:
     device, fullgraph = _case_settings(args, meta)
     backends = parse_backends(args.backend or meta.get("backend"))
     budget_s = parse_duration_s(args.budget)
-    interps = check_device(device, interpreters.parse_list(args.python))
+    interps = check_device(device, _pinned(args.python, args.torch))
     names = [i.name for i in interps]
     settings = _compile_settings(meta)
     with WorkerPool(interps, jobs=args.jobs, log_dir=Path(args.log_dir)) as pool:
         pool.start()
         outcomes = pool.run_all(Task(program, n, b, device, fullgraph, settings=settings)
                                 for n in names for b in backends)
-        target = _minimise_target(meta, findings(outcomes))
+        target = case_target(meta.get("signature"), findings(outcomes))
         if target is None:
             print(f"could not minimise {args.case}: it shows no divergence, crash or graph break here", file=sys.stderr)
             return EXIT_FOUND
@@ -697,6 +698,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "keeps the bucket and reproduces standalone")
     mini.add_argument("--budget", default="5m", help="time budget (default 5m)")
     mini.add_argument("--jobs", type=int, default=1, help="workers per interpreter: candidates checked in parallel")
+    mini.add_argument("--torch", help="minimise on torch RELEASE (e.g. 2.12.0) on every interpreter, for a case "
+                                      "that is live only there: an env made with uv as for tcfuzz run --torch")
     mini.set_defaults(func=cmd_minimize)
 
     mrg = sub.add_parser("merge", help="merge shard campaigns (tcfuzz run --shard I/N) into one report")
@@ -750,17 +753,12 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         raise UsageError(f"Expected --generator to be one of {', '.join(SOURCES)} but got --generator {args.generator}")
     if args.programs < 1:
         raise UsageError(f"Expected --programs to be at least 1 but got --programs {args.programs}")
+    probed = _pinned(args.python, args.torch)
     if args.torch:
         from fuzz.campaign import torch_envs
 
-        chosen = cells.choose(args.python, cells.Matrix.NEWEST, args.torch)
-        for name, reason in chosen.unavailable.items():
-            print(f"tcfuzz: Python {name} is unavailable: {reason}", file=sys.stderr)
-        probed = chosen.interpreters
         for interp in probed if not args.no_lines else ():
             torch_envs.ensure_packages(interp, coverage.PROBE_REQUIREMENTS)
-    else:
-        probed = interpreters.parse_list(args.python)
     try:
         measured = coverage.measure(probed, programs=args.programs,
                                     generator=args.generator, seed=args.seed, lines=not args.no_lines,

@@ -418,3 +418,16 @@ def device_stage(stage: str, devices: Iterable[str]) -> str:
     were), ``stage@cuda`` for one on a GPU: a Triton bug is not a C++ one."""
     gpus = sorted(set(devices) - {"cpu"})
     return f"{stage}@{','.join(gpus)}" if gpus else stage
+
+
+def case_target(key: str | None, found: list[Finding]) -> Finding | None:
+    """The finding to minimise a corpus case for: the one whose cause is that
+    of the case's table's signature ``key``, else the first that is no graph
+    break, else the first (None: ``found`` is empty). Raises ValueError for a
+    malformed ``key``."""
+    if key:
+        wanted = Signature.parse(key)
+        target = next((f for f in found if f.signature.cause == wanted.cause), None)
+        if target is not None:
+            return target
+    return next((f for f in found if f.signature.kind != Kind.GRAPH_BREAK), None) or (found[0] if found else None)

@@ -95,6 +95,7 @@ CASE = "import torch\ndef f(x):\n    return x\ndef inputs():\n    return (torch.
     (["triage", "{case}", "--backend", "nosuch"], "but got --backend nosuch"),
     (["minimize", "{case}", "--budget", "ten"], "Expected a duration"),
     (["minimize", "{case}", "--backend", "nosuch"], "but got --backend nosuch"),
+    (["minimize", "{case}", "--torch", "nightly"], "Expected torch releases"),
     (["coverage", "--python", "2.7"], "but got --python 2.7"),
 ])
 def test_usage_errors_come_before_any_env_check(argv, says, tmp_path, monkeypatch, capsys):
@@ -205,6 +206,31 @@ def test_minimize_keeps_a_fullgraph_cases_fullgraph(tmp_path, monkeypatch, capsy
     assert "FULLGRAPH = True" in text and casefile.read_table(text)["fullgraph"] is True
     assert "y = x" not in text
     assert '"torch==2.15.0"' in text and casefile.read_table(text)["torch"] == "2.15.0+cu132"
+
+
+def test_minimize_with_torch_runs_on_that_release_on_every_interpreter(tmp_path, monkeypatch):
+    """``minimize --torch 2.12.0``: the workers are the interpreters of
+    fuzz.campaign.cells.choose's pinned envs, not the provisioned ones (a case
+    live only on an older torch is checked there)."""
+    from fuzz.campaign import cells, workers
+
+    pinned = [interpreters.Interpreter("3.13t", tmp_path / "torch-2.12.0" / "python")]
+    asked, started = [], []
+    monkeypatch.setattr(cells, "choose", lambda python, matrix, release: asked.append((python, release))
+                        or cells.Cells(pinned, {"3.11": "no wheel"}))
+    monkeypatch.setattr(interpreters, "parse_list", lambda v: pytest.fail("the provisioned envs were used"))
+
+    class StopPool:
+        def __init__(self, interps, **kwargs):
+            started.append(list(interps))
+            raise RuntimeError("stop here")
+
+    monkeypatch.setattr(workers, "WorkerPool", StopPool)
+    case = tmp_path / "case.py"
+    case.write_text(CASE)
+    with pytest.raises(RuntimeError, match="stop here"):
+        cli.main(["minimize", str(case), "--backend", "eager", "--python", "3.11,3.13t", "--torch", "2.12.0"])
+    assert asked == [("3.11,3.13t", "2.12.0")] and started == [pinned]
 
 
 def test_repro_save_files_the_case_with_its_replay(tmp_path, monkeypatch, capsys):
