@@ -8,7 +8,7 @@
 # interpreters = ["3.11", "3.12", "3.13", "3.13t"]
 # backend = "eager"
 # device = "cpu"
-# torch = "2.12.0"
+# torch = "2.12.0+cu130"
 # first-seen = "2026-11-30"
 # last-seen = "2026-11-30"
 # count = 2
@@ -20,13 +20,13 @@
 import torch
 def f():
 
-    def gen1(v):
+    def gen_fn():
         yield 0
         return 0
 
-    def gen2(v):
-        yield from gen1(0)
-    for v1 in gen2(0):
+    def gen_fn2():
+        yield from gen_fn()
+    for i in gen_fn2():
         pass
 
 def inputs():

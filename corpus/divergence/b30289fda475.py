@@ -8,7 +8,7 @@
 # interpreters = ["3.11", "3.12", "3.13", "3.13t"]
 # backend = "eager"
 # device = "cpu"
-# torch = "2.12.0"
+# torch = "2.12.0+cu130"
 # first-seen = "2026-11-30"
 # last-seen = "2026-11-30"
 # count = 2
@@ -25,8 +25,7 @@ def f(x):
     t = torch.cos(x)
 
     def gen_fn(v):
-        total = v
-        yield torch.tanh(total)
+        yield torch.tanh(v)
         return 0
     gen = gen_fn(t)
     next(gen)

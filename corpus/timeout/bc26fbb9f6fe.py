@@ -8,7 +8,7 @@
 # interpreters = ["3.11", "3.12", "3.13", "3.13t"]
 # backend = "eager"
 # device = "cpu"
-# torch = "2.12.0"
+# torch = "2.12.0+cu130"
 # first-seen = "2026-11-30"
 # last-seen = "2026-11-30"
 # count = 2
@@ -27,7 +27,6 @@ def f(a, b):
             t = torch.tanh(t + next(it))
     except StopIteration:
         t = t * 0.5
-    return t
 
 def inputs():
     return (torch.ones(3), torch.ones(3))

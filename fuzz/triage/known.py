@@ -107,13 +107,16 @@ def load(corpus_dir: Path) -> KnownIssues:
 def record_rekey(corpus_dir: Path, old_id: str, new_id: str, reason: str) -> None:
     """Record in ``corpus_dir/known-issues.toml`` that case ``old_id`` is
     now ``new_id`` (a re-minimised divergence, re-keyed by its root cause):
-    its ``[cases."<old>"]`` entry is renamed, and ``[merged]`` gets
+    its ``[cases."<old>"]`` entry is renamed, ``[merged]`` gets
     ``"<old>" = { into = "<new>", reason = ... }`` so that campaigns and
-    replays that still see the old id know it. The file's other text (its
-    comments) is kept. Raises ValueError if the result is not valid TOML."""
+    replays that still see the old id know it, and the ids merged into
+    ``<old>`` before are merged into ``<new>`` (every ``into`` names a case
+    of the corpus). The file's other text (its comments) is kept. Raises
+    ValueError if the result is not valid TOML."""
     path = Path(corpus_dir) / KNOWN_ISSUES_FILE
     text = path.read_text() if path.exists() else ""
     text = text.replace(f'[cases."{old_id}"]', f'[cases."{new_id}"]')
+    text = text.replace(f'into = "{old_id}"', f'into = "{new_id}"')
     entry = f'"{old_id}" = {{ into = "{new_id}", reason = {json.dumps(reason)} }}\n'
     lines = text.splitlines(keepends=True)
     if "[merged]\n" in lines:

@@ -306,7 +306,8 @@ def test_minimize_in_place_rewrites_the_case_keeping_its_table_only_when_it_stil
 def test_minimize_in_place_re_keys_a_divergence_whose_smaller_program_has_another_root_cause(tmp_path, monkeypatch):
     """The same observation and interpreters with another skeleton: the case
     moves to its new id, and known-issues.toml renames its upstream entry and
-    merges the old id into the new one, so replays and campaigns still know it."""
+    merges the old id into the new one, so replays and campaigns still know it;
+    the ids merged into the old one before are merged into the new one."""
     from fuzz.corpus import render, store
     from fuzz.corpus.rewrite import rewrite_case
     from fuzz.triage import known
@@ -323,7 +324,8 @@ def test_minimize_in_place_re_keys_a_divergence_whose_smaller_program_has_anothe
     path.write_text(render.render_case(Program(big), old, backend="eager", meta={"count": 3}))
     (corpus / "known-issues.toml").write_text(
         f'# header\n\n[cases."{old.id}"]\nissue = "https://example.org/1"\nstate = "open"\n\n[merged]\n'
-        '"aaaaaaaaaaaa" = { into = "bbbbbbbbbbbb", reason = "x" }\n')
+        '"aaaaaaaaaaaa" = { into = "bbbbbbbbbbbb", reason = "x" }\n'
+        f'"cccccccccccc" = {{ into = "{old.id}", reason = "y" }}\n')
     monkeypatch.setattr(store, "run_standalone", lambda text, shown: {i.name: 1 for i in shown})
     texts = render.render_case_runners(Program(small), new, backend="eager")
     rewritten, why = rewrite_case(path, store.read_case(path)[1], texts, new,
@@ -335,6 +337,7 @@ def test_minimize_in_place_re_keys_a_divergence_whose_smaller_program_has_anothe
     issues = known.load(corpus)
     assert issues.resolve(old.id) == new.id and issues.issue_of(new.id).issue == "https://example.org/1"
     assert issues.resolve("aaaaaaaaaaaa") == "bbbbbbbbbbbb" and "# header" in (corpus / "known-issues.toml").read_text()
+    assert issues.merged["cccccccccccc"] == (new.id, "y")  # not a chain through the old id
     # another observation is another bug: not re-keyed
     other = Signature("divergence", "dynamo", "stdout {wrong-result: def f(v1): #33333333}", ("3.12",))
     assert not rewrite_case(moved, table, texts, other, [interpreters.Interpreter("3.12", tmp_path / "python")],

@@ -2,52 +2,47 @@
 # requires-python = ">=3.11"
 # dependencies = ["torch==2.12.0"]
 # [tool.tcfuzz]
-# signature = "divergence|dynamo|value {wrong-result: def f():; .v1 = reversed([C, C, C]); .list(v1); .try:; ..next(v1); ..return; .except StopIteration:; ..return #9cd734fe}|3.11,3.12,3.13,3.13t"
+# signature = "divergence|dynamo|exception:None->AssertionError {raises AssertionError: in def f():; .try:; .....; .except:; ..def v1():; ...def v2():; ....yield C; ...def v3():; ....yield from v2(C); ...for v4 in v3(C):; ....... #a39fa494}|3.11,3.12,3.13,3.13t"
 # kind = "divergence"
 # stage = "dynamo"
 # interpreters = ["3.11", "3.12", "3.13", "3.13t"]
 # backend = "eager"
 # device = "cpu"
-# torch = "2.12.0"
+# torch = "2.12.0+cu130"
 # first-seen = "2026-11-30"
 # last-seen = "2026-11-30"
-# fullgraph = true
 # count = 1
 # status = "open"
 # replay = {"3.12/2.15.0" = "does not reproduce", "3.14/2.15.0" = "does not reproduce", "3.15/2.15.0" = "does not reproduce", "3.11/2.15.0" = "does not reproduce", "3.13/2.15.0" = "does not reproduce"}
 # ///
 
 
-"""An exhausted reversed() iterator still yields under torch.compile (fullgraph)."""
 import torch
 
-
-def f(x):
-    it = reversed([4, 5, 6])
-    drained = list(it)
+def f(w):
+    t = w
     try:
-        next(it)
-        return x + 100
-    except StopIteration:
-        return x + len(drained)
+        v1
+    except:
 
+        def gen_fn(v2):
+
+            def gen_fn2(v):
+                yield 0
+                return 0
+
+            def gen_fn3(v):
+                yield from gen_fn2(0)
+            for i in gen_fn3(0):
+                pass
+        gen_fn(t.clamp(0))
 
 def inputs():
-    return (torch.zeros(1),)
-
-
-EXPECT = {
-    "backend": "eager",
-    "fullgraph": True,
-    "calls": 1,
-    "reproduces_on": ["3.11", "3.12", "3.13"],
-    "symptom": "wrong-result",
-    "issue": "https://github.com/pytorch/pytorch/issues/152262",
-}
+    return (torch.randn(0),)
 
 
 BACKEND = "eager"
-FULLGRAPH = True
+FULLGRAPH = False
 
 
 LAST_CALL = "cached"  # the plan's calls are made up to this one (None: all)

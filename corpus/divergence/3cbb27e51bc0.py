@@ -2,15 +2,16 @@
 # requires-python = ">=3.11"
 # dependencies = ["torch==2.12.0"]
 # [tool.tcfuzz]
-# signature = "divergence|dynamo|exception:None->AssertionError {raises AssertionError: in def f(v1, v2, v3):; .v4 = E; .v5 = E; .v6 = {C: E, C: E}; .try:; ..try:; ...raise IndexError(C); ..except IndexError:; ...v7 = C; ...while v7 < C and... #2f20c945}|3.11,3.12,3.13,3.13t"
+# signature = "divergence|dynamo|value {wrong-result: def f():; .v1 = [C]; .try:; ..next(v1); .except:; ..return #4e51f678}|3.11,3.12,3.13,3.13t"
 # kind = "divergence"
 # stage = "dynamo"
 # interpreters = ["3.11", "3.12", "3.13", "3.13t"]
 # backend = "eager"
 # device = "cpu"
-# torch = "2.12.0"
+# torch = "2.12.0+cu130"
 # first-seen = "2026-11-30"
 # last-seen = "2026-11-30"
+# fullgraph = true
 # count = 1
 # status = "open"
 # replay = {"3.12/2.15.0" = "does not reproduce", "3.14/2.15.0" = "does not reproduce", "3.15/2.15.0" = "does not reproduce", "3.11/2.15.0" = "does not reproduce", "3.13/2.15.0" = "does not reproduce"}
@@ -18,47 +19,20 @@
 
 
 import torch
-import collections.abc
-import typing
 
-def f(t0, t1, n, a0):
-    t2 = t0 / (1.0 + t0.abs())
-    t4 = torch.tanh(t0 * a0)
-    d1 = {'a': torch.cos(torch.cos(t1)), 'b': t2 / (1.0 + t2.abs())}
+def f(x):
+    it = [0]
     try:
-        try:
-            raise IndexError('again7')
-        except IndexError:
-            i3 = 0
-            while i3 < 3 and (t4 > -1.0).all():
-                i3 += 1
-                t3 = torch.tanh(torch.maximum(t2 * d1['a'], t1 * (i3 + 1) * 0.25))
-            raise
-    except (IndexError, KeyError):
-
-        def g8(x9):
-            xs13 = [(y14 := torch.tanh(v)) * 0.5 for v in (x9, t3)]
-
-            def gen15(v):
-                yield torch.tanh(v)
-                yield torch.sin(v)
-                return v * 0.5
-
-            def gen16(v):
-                r = (yield from gen15(v))
-                yield torch.tanh(r)
-            for x17 in gen16(torch.tanh(torch.where(xs13[1] > 0, x9, x9))):
-                x9 = torch.tanh(x9 + x17)
-            return torch.sin(x9)
-        t4 = torch.cos(g8((t4 * t4).clamp(-3.0, 3.0)))
+        next(it)
+    except:
+        return x
 
 def inputs():
-    g = torch.Generator().manual_seed(666)
-    return (torch.randn(17, generator=g), torch.randn(17, generator=g), 2, torch.randn(1, generator=g))
+    return torch.zeros(0)
 
 
 BACKEND = "eager"
-FULLGRAPH = False
+FULLGRAPH = True
 
 
 LAST_CALL = "cached"  # the plan's calls are made up to this one (None: all)
