@@ -21,37 +21,16 @@
 
 import torch
 
-class Countdown:
-
-    def __init__(self, n):
-        pass
-
-    def __aiter__(self):
-        pass
-
-    async def __anext__(self):
-        pass
-
-def drive(coroutine):
-    pass
-
-def f(x, y):
-    t = torch.sigmoid(x)
-    t2 = torch.tanh(torch.cos(y))
-
-    def gen_fn(v3):
-        for i2 in range(3):
-            yield torch.sin(t * v3)
-    xs = list(gen_fn(torch.cos(torch.minimum(x, t2))))
+def f(x):
 
     async def g(v):
-        async for i in Countdown(2):
+        async for i in 0:
             pass
     g(0)
     return x
 
 def inputs():
-    return (torch.randn(0), torch.randn(0))
+    return (torch.randn(0),)
 
 
 GB_TYPE = "Missing bytecode handler"
