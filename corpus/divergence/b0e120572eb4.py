@@ -2,13 +2,13 @@
 # requires-python = ">=3.11"
 # dependencies = ["torch==2.12.0"]
 # [tool.tcfuzz]
-# signature = "divergence|dynamo|value {wrong-result: def f():; .v1 = [C]; .try:; ..next(v1); .except:; ..return #4e51f678}|3.11,3.12,3.13,3.13t"
+# signature = "divergence|dynamo|value {wrong-result: def f():; .v1 = reversed([C, C, C]); .list(v1); .try:; ..next(v1); ..return; .except StopIteration:; ..return #9cd734fe}|3.11,3.12,3.13,3.13t"
 # kind = "divergence"
 # stage = "dynamo"
 # interpreters = ["3.11", "3.12", "3.13", "3.13t"]
 # backend = "eager"
 # device = "cpu"
-# torch = "2.12.0+cu130"
+# torch = "2.12.0"
 # first-seen = "2026-11-30"
 # last-seen = "2026-11-30"
 # fullgraph = true
@@ -18,17 +18,32 @@
 # ///
 
 
+"""An exhausted reversed() iterator still yields under torch.compile (fullgraph)."""
 import torch
 
+
 def f(x):
-    it = [0]
+    it = reversed([4, 5, 6])
+    drained = list(it)
     try:
         next(it)
-    except:
-        return x
+        return x + 100
+    except StopIteration:
+        return x + len(drained)
+
 
 def inputs():
-    return torch.zeros(0)
+    return (torch.zeros(1),)
+
+
+EXPECT = {
+    "backend": "eager",
+    "fullgraph": True,
+    "calls": 1,
+    "reproduces_on": ["3.11", "3.12", "3.13"],
+    "symptom": "wrong-result",
+    "issue": "https://github.com/pytorch/pytorch/issues/152262",
+}
 
 
 BACKEND = "eager"
