@@ -214,9 +214,6 @@ def comprehension_break(w: StatementWriter, scope: Scope) -> None:
     w.features.add("comprehension-break")
     var = w.fresh("x")
     source = _source(w, scope)
-    element = w.squashed(_inner(w, scope, var), 1)
-    if var not in element:
-        element = f"torch.tanh({var} + {element})"
     kind = w.pick(("list", "set", "dict", "generator", "tuple"))
     if kind == "set":
         # a set of ints: its order is never shown
@@ -228,6 +225,10 @@ def comprehension_break(w: StatementWriter, scope: Scope) -> None:
         w.features.add("print")
         w.emit(scope, f"print(sorted({name}))")
         return
+    # drawn only where it is written: the features it records are the program's
+    element = w.squashed(_inner(w, scope, var), 1)
+    if var not in element:
+        element = f"torch.tanh({var} + {element})"
     body, clauses = _clauses(w, element, var, source)
     if kind == "dict":
         index = w.fresh("i")

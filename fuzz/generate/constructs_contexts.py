@@ -7,13 +7,18 @@ autocast state read inside; ``inference_mode`` with views made inside it
 and read outside; ``set_grad_enabled`` called as a function and restored,
 and a ``no_grad`` decorator; ``contextlib.ExitStack`` with callbacks and
 entered contexts, ``contextlib.suppress`` and ``nullcontext``; a user
-``__exit__`` that swallows an exception or replaces it with another. Dynamo
-models them in ``torch/_dynamo/variables/ctx_manager.py``.
+``__exit__`` that swallows an exception or replaces it with another; and the
+other managers Dynamo has a variable for (``record_function``,
+``catch_warnings``, ``DisableTorchFunction(Subclass)``,
+``disable_saved_tensors_hooks``, forward-AD ``dual_level``, ``sdpa_kernel``,
+fx ``annotate``, ``error_on_graph_break``, a device context), each around
+the op it is about. Dynamo models them in
+``torch/_dynamo/variables/ctx_manager.py``.
 """
 
 from __future__ import annotations
 
-from fuzz.generate.prelude import helper
+from fuzz.generate.prelude import helper, imported
 from fuzz.generate.registry import StatementWriter, construct
 from fuzz.generate.scope import Scope
 
@@ -167,3 +172,58 @@ def exit_replaces(w: StatementWriter, scope: Scope) -> None:
     w.emit(scope, "except (KeyError, ValueError, IndexError) as e:")
     w.emit(scope, "print(type(e).__name__, e.args, type(e.__cause__).__name__)", 1)
     w.emit(scope, f"print({cm}.seen)")
+
+
+_WARNINGS = imported("warnings")
+_SDPA = helper("sdpa_kernel", "from torch.nn.attention import SDPBackend, sdpa_kernel")
+_FORWARD_AD = helper("fwAD", "import torch.autograd.forward_ad as fwAD")
+# The other context managers Dynamo models (ctx_manager.py's variables), with
+# the prelude helper each needs: header, helper.
+_TORCH_CONTEXTS: tuple[tuple[str, str | None], ...] = (
+    ('torch.autograd.profiler.record_function("tcfuzz")', None),
+    ('torch.profiler.record_function("tcfuzz")', None),
+    ("warnings.catch_warnings()", _WARNINGS),
+    ("torch._C.DisableTorchFunctionSubclass()", None),
+    ("torch._C.DisableTorchFunction()", None),
+    ('torch.autograd.graph.disable_saved_tensors_hooks("tcfuzz")', None),
+    ("fwAD.dual_level()", _FORWARD_AD),
+    ("sdpa_kernel(SDPBackend.MATH)", _SDPA),
+    ('torch.fx.traceback.annotate({"stage": n})', None),
+    ("torch._dynamo.error_on_graph_break(False)", None),
+    ('torch.device("cpu")', None),
+)
+
+
+@construct("torch-contexts", weight=2, compound=True, features={
+    "torch-contexts": "the other context managers Dynamo models: record_function, catch_warnings, "
+                      "DisableTorchFunction(Subclass), disable_saved_tensors_hooks, forward-AD dual_level, "
+                      "sdpa_kernel, fx annotate, error_on_graph_break, a device context; a graph break inside",
+})
+def torch_contexts(w: StatementWriter, scope: Scope) -> None:
+    """``with <context>:`` around an op the context is about, a graph break and a body."""
+    w.features.add("torch-contexts")
+    header, need = w.pick(_TORCH_CONTEXTS)
+    if need is not None:
+        w.need(need)
+    t = w.target(scope)
+    w.emit(scope, f"with {header}:")
+    x = f"(t0 * 0.0 + {w.atom(scope)}.clamp(-3.0, 3.0))"
+    if header.startswith("warnings."):
+        w.emit(scope, 'warnings.simplefilter("ignore")', 1)
+        w.put(scope, f"{x} * 0.5", 1.5, 1)
+    elif header.startswith("fwAD."):
+        dual = w.fresh("dual")
+        w.emit(scope, f"{dual} = fwAD.make_dual({x}, torch.ones_like(t0))", 1)
+        # d/dx sin(x) with tangent 1: cos(x), |value| <= 1
+        w.put(scope, f"fwAD.unpack_dual(torch.sin({dual})).tangent", 1.0, 1)
+    elif header.startswith("sdpa_kernel"):
+        q = w.fresh("q")
+        w.emit(scope, f"{q} = {x}.reshape(1, 1, -1, 1)", 1)
+        # an average of the values: |value| <= 3
+        w.put(scope, f"torch.nn.functional.scaled_dot_product_attention({q}, {q}, {q}).reshape(t0.shape)", 3.0, 1)
+    elif header.startswith("torch.device"):
+        w.put(scope, f"torch.ones(t0.shape) * {x} * 0.5", 1.5, 1)
+    else:
+        w.emit(scope, f"{t} = torch.tanh({x} * 0.5)", 1)
+    w.maybe_break(scope, 1, 40)
+    w.body(scope.block(), (0, 1))

@@ -43,10 +43,12 @@ from fuzz.generate import (
     constructs_contexts,
     constructs_exceptions,
     constructs_generators,
+    constructs_hop,
     constructs_misc,
     constructs_newest,
     constructs_objects,
     constructs_objmodel,
+    constructs_protocols,
     constructs_stdlib,
     constructs_subclass,
     constructs_tensor,
@@ -66,7 +68,7 @@ __all__ = [
 
 # Name recorded in Program.generator; bump the suffix when the same seed starts
 # meaning a different program.
-GENERATOR = "tcfuzz.v7"
+GENERATOR = "tcfuzz.v8"
 
 # The modules whose registered constructs make the statement table, in table
 # order (each module's constructs in definition order). The order is part of
@@ -88,6 +90,9 @@ _CONSTRUCT_MODULES = (
     constructs_contexts,
     constructs_builtins,
     constructs_comprehension,
+    # higher-order operators over functions written in f; object protocols and container methods
+    constructs_hop,
+    constructs_protocols,
     # version-gated kinds (3.14+, 3.15+): drawn only where weights enable them
     constructs_newest,
 )

@@ -1,7 +1,7 @@
 """Tests of the constructs for Dynamo's model of Python (issue 30, item 1).
 
 The constructs of ``fuzz.generate.constructs_{comprehension,stdlib,objmodel,
-subclass,contexts,builtins}``: each is drawn when steered towards, shows in
+subclass,contexts,builtins,hop,protocols}``: each is drawn when steered towards, shows in
 the programs' syntax as what its features say (the detectors here are
 written independently of the generator and are used by test_generate's
 feature checks too), and runs eagerly, deterministically, on every worker
@@ -23,7 +23,9 @@ from fuzz.generate import (
     constructs_builtins,
     constructs_comprehension,
     constructs_contexts,
+    constructs_hop,
     constructs_objmodel,
+    constructs_protocols,
     constructs_stdlib,
     constructs_subclass,
     versions,
@@ -34,7 +36,7 @@ from harness.program import Program
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = (constructs_comprehension, constructs_stdlib, constructs_objmodel, constructs_subclass,
-           constructs_contexts, constructs_builtins)
+           constructs_contexts, constructs_builtins, constructs_hop, constructs_protocols)
 NEW = collect(MODULES)
 # Seeds per construct for the syntax checks, and for the eager runs in each env.
 SYNTAX_SEEDS = range(12)
@@ -188,6 +190,31 @@ def feature_rules(tree: ast.Module) -> dict[str, bool]:
         "range-steps": any(len(c.args) == 3 and re.match(r"-|n - n", ast.unparse(c.args[2]))
                            for c in _calls(nodes, "range")),
         "slice-objects": any(True for _ in _calls(nodes, "slice")),
+        # higher-order operators over functions written in f (not the tensor graphs' lambdas)
+        "hop-cond": has(r"torch\.cond\([^\n]*\btrue_fn\d+, false_fn\d+"),
+        "hop-while-loop": has(r"\bwhile_loop\(cond_fn\d+, body_fn\d+") and "import while_loop" in module,
+        "hop-map": has(r"\bhop_map\(row_fn\d+"),
+        "nested-compile-region": has(r"\bregion(_logged|_broken)?\(") and "@torch.compiler.nested_compile_region" in module,
+        "checkpoint-python": has(r"torch\.utils\.checkpoint\.checkpoint\(ck\d+, "),
+        "functorch-python": has(r"torch\.(vmap|func\.grad|func\.vjp|func\.jvp)\(fn\d+"),
+        "autograd-function": has(r"\b(ScaledTanh|ClipGrad)\.apply\(") and "(torch.autograd.Function)" in module,
+        "torch-contexts": any(isinstance(n, ast.With) and re.match(
+            r"torch\.(autograd\.profiler|profiler)\.record_function|warnings\.catch_warnings|torch\._C\.Disable"
+            r"|torch\.autograd\.graph\.disable_saved|fwAD\.dual_level|sdpa_kernel|torch\.fx\.traceback\.annotate"
+            r"|torch\._dynamo\.error_on_graph_break|torch\.device\(", ast.unparse(n.items[0].context_expr))
+            for n in nodes),
+        # object protocols and container methods
+        "user-container": has(r"\bBag\(") and "__contains__" in module,
+        "builtin-subclass": has(r"\b(Defaults|Stack)\(|collections\.UserDict\("),
+        "operator-overloads": has(r"\bVec\(") and "__radd__" in module,
+        "hashable-keys": has(r"\bKey\(") and "__hash__" in module,
+        "list-methods": has(r"\bns\d+ = \[n, 2, 3, n \+ 1\]"),
+        "dict-methods": has(r"dict\.fromkeys\("),
+        "builtins-iter": has(r"\bk\d+ = (sum\(|all\(|len\(list\(iter|operator\.length_hint|len\(frozenset|len\(sorted\(locals)"),
+        "iterator-objects": has(r"\b(it\d+)_0 = next\(\1\)"),
+        "function-forms": has(r"\bfn\d+\.scale = |\bdef fn\d+\(v, \*args, k=0\.5|\breturn scaled\b|\bdef fn\d+\(v, i\)"
+                              r"|\{torch\.sin: 2, torch\.tanh: 1, len: 3\}|\.throw\(ValueError\)"),
+        "pytree": has(r"\bpytree\.tree_\w+\(") and "import torch.utils._pytree as pytree" in module,
         "attr-builtins": any(True for name in ("setattr", "delattr", "hasattr") for _ in _calls(nodes, name)),
         "type-three-arg": any(len(c.args) == 3 for c in _calls(nodes, "type")),
         "globals-vars": has(r"\bglobals\(\)") or any(
@@ -249,7 +276,7 @@ def test_every_comprehension_place_and_kind_is_drawn(steered_samples: dict[str, 
 def test_the_detectors_find_nothing_in_programs_without_the_new_constructs() -> None:
     """Programs of the other kinds (the plain generator, by seed) show none of the new features."""
     ours = {f for c in NEW for f in (*c.features, *c.also)}
-    plain = [p for p in (generate(seed) for seed in range(200)) if not set(p.features) & ours]
+    plain = [p for p in (generate(seed) for seed in range(500)) if not set(p.features) & ours]
     assert len(plain) >= 20
     for program in plain:
         assert dynamo_model_features(ast.parse(program.source)) == set(), program.seed
@@ -269,6 +296,7 @@ for kind, seed, source in json.load(sys.stdin):
         runs = []
         for _ in range(2):
             module = types.ModuleType("prog")
+            sys.modules["prog"] = module  # as harness.execute.load_module: torch 2.12's Dynamo imports it
             exec(code, module.__dict__)
             values = []
             for _ in range(2):
