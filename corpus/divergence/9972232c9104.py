@@ -20,22 +20,18 @@
 import torch
 
 def f(w):
-    t = w
     try:
         v1
     except:
-
         def gen_fn(v2):
-
             def gen_fn2(v):
                 yield 0
                 return 0
-
             def gen_fn3(v):
                 yield from gen_fn2(0)
             for i in gen_fn3(0):
                 pass
-        gen_fn(t.clamp(0))
+        gen_fn(w)
 
 def inputs():
     return (torch.randn(0),)
