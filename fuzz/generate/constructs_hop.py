@@ -6,8 +6,8 @@ branch functions written in ``f`` (``def`` or ``lambda``, one maybe a nested
 the int ``n``; ``while_loop`` whose condition reads ``n`` and whose body
 reads a closure; ``map`` over t0's leading dim with an extra operand; a
 module-level ``torch.compiler.nested_compile_region`` function that reads a
-global and an object, called two or three times (maybe a graph break or a
-list append inside it); ``torch.utils.checkpoint.checkpoint`` and
+global and an object, called two or three times (maybe a list append inside
+it; never a graph break, which torch refuses by design); ``torch.utils.checkpoint.checkpoint`` and
 ``torch.vmap`` over functions that append to a list, count calls on an
 object or break the graph; ``torch.func.grad`` of a closure's sum. Also
 user ``torch.autograd.Function`` subclasses (a ctx attribute and saved
@@ -57,14 +57,9 @@ _REGIONS = {
             log.append(x.shape[0])
             return torch.sin(x) * HOP_SCALE
     ''', needs=("HopState",)),
-    "broken": helper("region_broken", '''
-        @torch.compiler.nested_compile_region
-        def region_broken(x):
-            x = torch.tanh(x)
-            torch._dynamo.graph_break()
-            return x * HOP_SCALE
-    ''', needs=("HopState",)),
 }
+# No region with a graph break inside: torch raises UncapturedHigherOrderOpError for it
+# by design ("doesn't work unless it is captured completely"), while eager runs it.
 
 # torch.autograd.Function subclasses: a ctx attribute and a saved output; the
 # setup_context form with a saved input and a clipped gradient.
@@ -198,7 +193,7 @@ def hop_map(w: StatementWriter, scope: Scope) -> None:
 
 @construct("nested-compile-region", weight=2, features={
     "nested-compile-region": "a torch.compiler.nested_compile_region function that reads a global and an object, "
-                             "called two or three times; maybe a list append or a graph break inside it",
+                             "called two or three times; maybe a list append inside it",
 })
 def nested_compile_region(w: StatementWriter, scope: Scope) -> None:
     """Calls of one nested_compile_region helper, with the same shapes and others."""
@@ -211,15 +206,11 @@ def nested_compile_region(w: StatementWriter, scope: Scope) -> None:
         x, y = _operand(w, scope), w.squashed(scope, 1)
         w.emit(scope, f"{first} = region({x}, torch.tanh(t0 * 0.0 + {y}), {state})")
         second = f"region({first}, {first}, {state})"
-    elif form == "logged":
+    else:
         log = w.fresh("log")
         w.emit(scope, f"{log} = []")
         w.emit(scope, f"{first} = region_logged({_operand(w, scope)}, {log})")
         second = f"region_logged({first} * 2.0, {log}) + len({log})"
-    else:
-        # the break is in the module-level helper: not f's graph-break feature
-        w.emit(scope, f"{first} = region_broken({_operand(w, scope)})")
-        second = f"region_broken({first} + 1.0)"
     if w.chance(40):
         # another shape: a region of its own (the leading row of t0)
         w.emit(scope, f"{first} = {first} + {second.replace(first, first + '[:1]', 1)}")

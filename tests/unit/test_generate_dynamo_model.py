@@ -194,7 +194,7 @@ def feature_rules(tree: ast.Module) -> dict[str, bool]:
         "hop-cond": has(r"torch\.cond\([^\n]*\btrue_fn\d+, false_fn\d+"),
         "hop-while-loop": has(r"\bwhile_loop\(cond_fn\d+, body_fn\d+") and "import while_loop" in module,
         "hop-map": has(r"\bhop_map\(row_fn\d+"),
-        "nested-compile-region": has(r"\bregion(_logged|_broken)?\(") and "@torch.compiler.nested_compile_region" in module,
+        "nested-compile-region": has(r"\bregion(_logged)?\(") and "@torch.compiler.nested_compile_region" in module,
         "checkpoint-python": has(r"torch\.utils\.checkpoint\.checkpoint\(ck\d+, "),
         "functorch-python": has(r"torch\.(vmap|func\.grad|func\.vjp|func\.jvp)\(fn\d+"),
         "autograd-function": has(r"\b(ScaledTanh|ClipGrad)\.apply\(") and "(torch.autograd.Function)" in module,
