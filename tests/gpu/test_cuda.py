@@ -103,5 +103,6 @@ def test_repro_runs_a_cuda_case_on_cuda(interp, tmp_path, capsys):
     code = cli.main(["repro", str(case), "--python", gpu_interpreter_spec(), "--backend", "eager",
                      "--device", "cuda", "--log-dir", str(tmp_path / "logs")])
     out = capsys.readouterr().out
-    # the table's cell is triage's ("crash * · <id> / <detail…>"); the signature line below it names the error
-    assert code == 1 and "crash * · " in out and "crash at dynamo: CUDA error: device-side assert triggered" in out
+    # the table's cell is triage's ("crash * · <id> …"); the line below it names the cell's error and phase
+    assert code == 1 and "crash * · " in out, out
+    assert f"{interp.name}/eager: CUDA error: device-side assert triggered at eager (phase eager)" in out, out
