@@ -366,11 +366,14 @@ def call_difference(ref: _Call, res: _Call, fp64: _Call | None = None,
     other did not, or another type), its normalised message, the return value
     (compare.values_match, ``fp64``'s value deciding float differences), the
     printed text, the arguments after the call, torch's global state after it.
-    A value that cannot be compared counts as equal and is noted in ``notes``
-    ("value@fresh: ...").
+    The exception and its message are not compared where torch wrapped the
+    error eager raised too (``wraps_eager_error``). A value that cannot be
+    compared counts as equal and is noted in ``notes`` ("value@fresh: ...").
     """
     label = ref.result.label
     raised = ref.exc is not None
+    if wraps_eager_error(ref, res):  # the program's own failure, wrapped by torch: eager rejects it too
+        aspects = tuple(a for a in aspects if a not in (Aspect.EXCEPTION, Aspect.EXCEPTION_MESSAGE))
     # by qualified name: each run loads the program afresh, so its exception classes are new objects
     if Aspect.EXCEPTION in aspects and (raised != (res.exc is not None) or
                                         (raised and ref.result.exc_type != res.result.exc_type)):
@@ -416,14 +419,39 @@ def _first_difference(ref: _Run, res: _Run, fp64: _Run | None = None, notes: lis
     return None, ""
 
 
+# Exception types too general to say that two failures are one: a torch error
+# is always an Exception, whatever eager raised.
+_TOO_GENERAL = frozenset({"Exception", "BaseException"})
+
+
+def wraps_eager_error(ref: _Call, res: _Call) -> bool:
+    """True if compiled call ``res`` raised torch's own error (``is_torch_error``)
+    that is an instance of the type eager call ``ref`` raised, other than
+    Exception itself: the program's own failure, which eager rejects too,
+    surfaced through the compiler's wrapper. Dynamo runs each op on fake
+    tensors first and raises ``TorchRuntimeError`` (a RuntimeError) where the
+    op raises RuntimeError, e.g. a shape or device mismatch (gb_type
+    "RuntimeError when making fake tensor call"); a program's
+    ``except RuntimeError`` catches both. Eager's own misbehaviour is no
+    compiler finding, so neither the type nor the message is compared then.
+    Compiled ``TorchRuntimeError`` where eager raised IndexError is still a
+    compile error: ``except IndexError`` misses it (compile-error/af739903defa)."""
+    if ref.exc is None or res.exc is None or not is_torch_error(res.exc):
+        return False
+    eager_type = ref.result.exc_type
+    return eager_type not in _TOO_GENERAL and eager_type in {qualified_name(t) for t in type(res.exc).__mro__}
+
+
 def is_compile_error(ref: _Call, res: _Call) -> bool:
     """True if compiled call ``res`` raised torch's own error where eager call
     ``ref`` did not raise that type. Torch's own: a type of the compiler's
     (``is_torch_error``) or any exception raised inside the compiler
-    (``raised_in_compiler``: an ``assert`` or ``KeyError`` in Dynamo)."""
+    (``raised_in_compiler``: an ``assert`` or ``KeyError`` in Dynamo). A torch
+    error that is an instance of what eager raised is eager's failure
+    (``wraps_eager_error``), not the compiler's."""
     exc = res.exc
     return exc is not None and (is_torch_error(exc) or raised_in_compiler(exc)) and (
-        ref.exc is None or ref.result.exc_type != res.result.exc_type)
+        ref.exc is None or ref.result.exc_type != res.result.exc_type) and not wraps_eager_error(ref, res)
 
 
 def record_compile_error(outcome: Outcome, res: _Call) -> Outcome:

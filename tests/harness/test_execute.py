@@ -157,3 +157,39 @@ def test_a_wrapped_compile_error_is_recorded_with_its_inner_message() -> None:
         "[torch.FloatTensor [4]]")
     assert execute.root_error_type(wrapped) == "BackendCompilerFailed(RuntimeError)"
     assert execute.root_error_message(RuntimeError("not wrapped")) == ""
+
+
+# eager raises RuntimeError (a shape mismatch); Dynamo's fake-tensor run of the
+# op raises TorchRuntimeError, a RuntimeError: the program's failure, not torch's
+SHAPE_MISMATCH = """
+import torch
+def f(x):
+    return x + torch.ones(3)
+def inputs():
+    return (torch.ones(2, 5),)
+"""
+
+
+def _failed_call(exc: BaseException):
+    from harness.outcome import CallResult
+
+    return execute._Call(CallResult("fresh", exc_type=execute.qualified_name(type(exc)), exc_message=str(exc)),
+                         exc=exc)
+
+
+def test_torch_s_wrapper_of_an_error_eager_raises_too_is_no_finding(tmp_path):
+    from harness.outcome import Verdict
+    from torch._dynamo.exc import TorchRuntimeError
+
+    rejected = execute.run_program(Program(SHAPE_MISMATCH), "eager", interpreter="test", workdir=str(tmp_path))
+    assert rejected.verdict is Verdict.MATCH, rejected
+    assert rejected.compiled[0].exc_type == "torch._dynamo.exc.TorchRuntimeError"
+    # TorchRuntimeError where eager raised IndexError: a program's `except IndexError`
+    # misses it, so it stays torch's own error (compile-error/af739903defa, torch 2.12.0)
+    wrapped = _failed_call(TorchRuntimeError("RuntimeError when making fake tensor call"))
+    assert execute.wraps_eager_error(_failed_call(RuntimeError("shape")), wrapped)
+    assert not execute.is_compile_error(_failed_call(RuntimeError("shape")), wrapped)
+    assert execute.call_difference(_failed_call(RuntimeError("shape")), wrapped) is None
+    for eager in (IndexError("index 0 is out of bounds"), Exception("too general to say")):
+        assert not execute.wraps_eager_error(_failed_call(eager), wrapped)
+        assert execute.is_compile_error(_failed_call(eager), wrapped)
