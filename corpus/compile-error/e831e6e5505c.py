@@ -1,0 +1,55 @@
+# /// script
+# requires-python = ">=3.11"
+# dependencies = ["torch==2.15.0"]
+# [tool.tcfuzz]
+# signature = "compile-error|dynamo|InternalTorchDynamoError@torch/fx/graph.py:check_arg|3.11,3.12,3.13,3.14,3.15"
+# kind = "compile-error"
+# stage = "dynamo"
+# interpreters = ["3.11", "3.12", "3.13", "3.14", "3.15"]
+# backend = "eager"
+# device = "cpu"
+# torch = "2.15.0+cu132"
+# first-seen = "2026-12-04"
+# last-seen = "2026-12-04"
+# count = 1
+# status = "open"
+# replay = {"3.11/2.15.0" = "reproduces", "3.12/2.15.0" = "reproduces", "3.13/2.15.0" = "reproduces", "3.14/2.15.0" = "reproduces", "3.15/2.15.0" = "reproduces"}
+# ///
+
+
+import torch
+
+SCALE = 0.5
+
+
+@torch.compiler.nested_compile_region
+def region(x):
+    return torch.sin(x) * SCALE
+
+
+def f(x):
+    global SCALE
+    SCALE += 0.5
+    return region(x)
+
+
+def inputs():
+    return (torch.randn(4),)
+
+
+BACKEND = "eager"
+FULLGRAPH = False
+
+
+if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they differ
+    import random, sys
+    from torch._dynamo.utils import same
+    def call(fn):  # seeded as the harness seeds: inputs() and the call each draw from seed 0
+        torch.manual_seed(0); random.seed(0); args = inputs(); torch.manual_seed(0); random.seed(0)
+        return fn(*args)
+    def run(fn):
+        try: return [call(fn) for _ in range(2)]
+        except BaseException as e: return f"raised {type(e).__name__}: {e}"
+    eager, compiled = run(f), run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
+    print(f"eager:    {eager}\ncompiled: {compiled}")
+    sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)
