@@ -26,6 +26,7 @@ from fuzz.campaign.workers import WorkerPool
 from fuzz.corpus import render, store
 from fuzz.errors import CouldNotMinimize
 from fuzz.reduce.pipeline import SignatureCheck, minimize_source
+from fuzz.triage import known
 from fuzz.triage.signature import Finding, Kind, Signature
 
 log = logging.getLogger(__name__)
@@ -180,7 +181,9 @@ def known_signature_ids(corpus_dir: Path, torch_of: Mapping[str, str] | None = N
     ("3.12" -> "2.15.0+cu132"). A case filed on another matrix is known there
     too, by the interpreter set it shows on in this one (``shown_on``): a
     bucket's id holds its interpreters, so without this a nightly on the
-    newest releases calls every case filed on the mission's matrix new."""
+    newest releases calls every case filed on the mission's matrix new.
+    The ids merged into a case in ``known-issues.toml`` are known too.
+    Raises ValueError for a ``known-issues.toml`` that is not valid TOML."""
     ids = set()
     for path in store.list_cases(corpus_dir):
         ids.add(path.stem)
@@ -195,6 +198,11 @@ def known_signature_ids(corpus_dir: Path, torch_of: Mapping[str, str] | None = N
                 ids.update(dataclasses.replace(s, interpreters=shown).id for s in (sig, sig.base()))
         except Exception as e:  # a malformed case is still known by its name
             log.warning("%s: %s", path, e)
+    # the ids merged into a case (known-issues.toml's [merged]): the same bug seen by
+    # another program or interpreter set, which a campaign would otherwise file again
+    cases = {path.stem for path in store.list_cases(corpus_dir)}
+    merges = known.load(corpus_dir)
+    ids.update(old for old in merges.merged if merges.resolve(old) in cases)
     return ids
 
 

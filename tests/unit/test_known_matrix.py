@@ -68,3 +68,14 @@ def test_a_saved_case_records_each_interpreter_s_torch_in_its_replays(tmp_path, 
     table = read_table(case.path.read_text())
     assert table["replay"] == {"3.12/2.15.0": "reproduces", "3.13t/2.12.0": "reproduces"}
     assert table["torch"].startswith("2.12.0")
+
+
+def test_an_id_merged_into_a_case_is_known_and_one_merged_into_nothing_is_not(tmp_path):
+    sig = _case(tmp_path, {"3.11": 1})
+    (tmp_path / "known-issues.toml").write_text(
+        "[merged]\n"
+        f'"0123456789ab" = {{ into = "{sig.id}", reason = "the same bug from another program" }}\n'
+        '"ba9876543210" = { into = "0123456789ab", reason = "merged into the merge above" }\n'
+        '"fedcba987654" = { into = "000000000000", reason = "into a case that is gone" }\n')
+    ids = filing.known_signature_ids(tmp_path)
+    assert {sig.id, "0123456789ab", "ba9876543210"} <= ids and "fedcba987654" not in ids
