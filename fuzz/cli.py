@@ -557,11 +557,14 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_corpus_status(args: argparse.Namespace) -> int:
-    from fuzz.corpus import status
+    from fuzz.corpus import sizes, status
 
     root = Path(args.corpus)
     if not root.is_dir():
         raise UsageError(f"no corpus folder {root}: pass --corpus DIR")
+    if args.sizes:  # program lines instead of standings
+        print(sizes.render_sizes(sizes.case_sizes(root)))
+        return EXIT_OK
     standings = status.corpus_standings(root)
     if args.json:
         print(json.dumps([s.to_json() for s in standings], indent=2))
@@ -687,6 +690,8 @@ def build_parser() -> argparse.ArgumentParser:
     output = standing.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true")
     output.add_argument("--markdown", action="store_true")
+    output.add_argument("--sizes", action="store_true", help="each case's program lines instead, and each group "
+                        "against its target (bug cases: median <= 8, none over 15; graph breaks: <= 10, none over 25)")
     standing.set_defaults(func=cmd_corpus_status)
 
     mini = sub.add_parser("minimize", help="reduce a case, keeping its signature")

@@ -227,7 +227,8 @@ def run_compiled(source: str, index: int, timeout_s: float, workdir: str,
             with drawn.patched(), drawn.calling():
                 for _ in range(CALLS):
                     torch.manual_seed(0)
-                    compiled(*module.inputs())
+                    args = module.inputs()  # one value is one argument, as harness.plan takes it
+                    compiled(*(args if isinstance(args, tuple) else (args,)))
         return "ok"
     except _Timeout:
         return "timeout"

@@ -46,7 +46,7 @@ if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they d
     from torch._dynamo.utils import same
     def call(fn):  # seeded as the harness seeds: inputs() and the call each draw from seed 0
         torch.manual_seed(0); random.seed(0); args = inputs(); torch.manual_seed(0); random.seed(0)
-        return fn(*args)
+        return fn(*(args if isinstance(args, tuple) else (args,)))  # one value is one argument, as in the harness
     def run(fn):
         try: return [call(fn) for _ in range(2)]
         except BaseException as e: return f"raised {type(e).__name__}: {e}"

@@ -32,7 +32,7 @@ if __name__ == "__main__":  # exit 1 while Dynamo still breaks the graph for thi
     from torch._dynamo.utils import counters
     compiled = torch.compile(f, backend="eager")
     for _ in range(2):
-        try: compiled(*inputs())
+        try: args = inputs(); compiled(*(args if isinstance(args, tuple) else (args,)))  # one value: one argument
         except BaseException as e: print(f"raised {type(e).__name__}: {e}")
     breaks = [m.splitlines()[0] for c in ("graph_break", "unimplemented") for m in counters[c]]
     print("graph breaks:", breaks)

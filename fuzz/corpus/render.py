@@ -43,7 +43,7 @@ if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they d
     from torch._dynamo.utils import same
     def call(fn):  # seeded as the harness seeds: inputs() and the call each draw from seed 0
         torch.manual_seed(0); random.seed(0); args = inputs(); torch.manual_seed(0); random.seed(0)
-        return fn(*args)
+        return fn(*(args if isinstance(args, tuple) else (args,)))  # one value is one argument, as in the harness
     def run(fn):
         try: return [call(fn) for _ in range(2)]
         except BaseException as e: return f"raised {type(e).__name__}: {e}"
@@ -250,7 +250,7 @@ if __name__ == "__main__":  # exit 1, with the stack of the hang, while the comp
     from torch._dynamo.utils import same
     def call(fn):  # seeded as the harness seeds: inputs() and the call each draw from seed 0
         torch.manual_seed(0); random.seed(0); args = inputs(); torch.manual_seed(0); random.seed(0)
-        return fn(*args)
+        return fn(*(args if isinstance(args, tuple) else (args,)))  # one value is one argument, as in the harness
     def run(fn):
         try: return [call(fn) for _ in range(2)]
         except BaseException as e: return f"raised {type(e).__name__}: {e}"
@@ -276,7 +276,7 @@ if __name__ == "__main__":  # exit 1 while Dynamo still breaks the graph for thi
     from torch._dynamo.utils import counters
     compiled = torch.compile(f, backend="eager")
     for _ in range(2):
-        try: compiled(*inputs())
+        try: args = inputs(); compiled(*(args if isinstance(args, tuple) else (args,)))  # one value: one argument
         except BaseException as e: print(f"raised {type(e).__name__}: {e}")
     breaks = [m.splitlines()[0] for c in ("graph_break", "unimplemented") for m in counters[c]]
     print("graph breaks:", breaks)

@@ -12,7 +12,8 @@ smaller literals, fewer non-float32 dtypes), so a pass ends.
 
 Two phases: ``GraphPhase.STRUCTURE`` runs before statement deletion (a
 single-use helper inlined and its returned tuple unpacked, so the data-flow
-passes see its dead results; unused definitions and parameters); and
+passes see its dead results; a do-nothing ``except`` handler given the
+statements after its ``try``; unused definitions and parameters); and
 ``GraphPhase.VALUES`` after the operator bypass (another operand in place of a
 result, constant tensors as ``torch.ones``, dtypes towards float32, smaller
 shapes and fewer dims). Works on the host's syntax trees only (no torch).
@@ -318,6 +319,39 @@ def inline_helpers(source: str, entry: str, inputs: str) -> list[str]:
             inlined = _unparse(copy_tree)
             # then as it is (where the results the cleaning dropped mattered; kept if no longer)
             candidates += [_tidied(inlined), inlined]
+    return candidates
+
+
+def _handler_tail_sites(tree: ast.AST) -> list[tuple[list[ast.stmt], int]]:
+    """(block, index) of each ``try`` (no ``else`` or ``finally``) in a block,
+    with statements after it, one of whose handlers does nothing but ``pass``."""
+    sites = []
+    for block in _blocks(tree):
+        for i, stmt in enumerate(block[:-1]):
+            if (isinstance(stmt, ast.Try) and not stmt.orelse and not stmt.finalbody
+                    and any(len(h.body) == 1 and isinstance(h.body[0], ast.Pass) for h in stmt.handlers)):
+                sites.append((block, i))
+    return sites
+
+
+@graph_pass("graph/handler-tail", GraphPhase.STRUCTURE)
+def handler_tail(source: str, entry: str, inputs: str) -> list[str]:
+    """A ``try`` whose handler does nothing (``except E: pass``), and the
+    statements after it in its block moved into that handler in place of its
+    ``pass``: ``try: x[2]`` / ``except IndexError: pass`` / ``return x + 1``
+    becomes ``try: x[2]`` / ``except IndexError: return x + 1``, one line
+    less. The tail then runs only when the handler catches; a bug that needs
+    the exception raised (a compiled call raising what eager catches, a
+    handler Dynamo mistraces) keeps its signature, and the oracle rejects the
+    candidate of any other. One candidate per such ``try`` (MAX_SITES at most)."""
+    candidates = []
+    for k in range(min(MAX_SITES, len(_handler_tail_sites(ast.parse(source))))):
+        tree = ast.parse(source)
+        block, i = _handler_tail_sites(tree)[k]
+        handler = next(h for h in block[i].handlers if len(h.body) == 1 and isinstance(h.body[0], ast.Pass))
+        handler.body = block[i + 1:]
+        del block[i + 1:]
+        candidates.append(_unparse(tree))
     return candidates
 
 

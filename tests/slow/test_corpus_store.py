@@ -149,3 +149,38 @@ def test_a_globals_divergence_case_compares_class_attributes_after_the_whole_pla
                           timeout=240, stdin=subprocess.DEVNULL)
     assert proc.returncode == exit_code, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "['total', tensor(" in proc.stdout
+
+
+ONE_VALUE_INPUTS = """
+import torch
+
+def f(x):
+    {body}
+
+def inputs():
+    return torch.ones(0)
+"""
+
+
+@pytest.mark.parametrize("signature, body", [
+    # format() of a tensor: an InternalTorchDynamoError on torch 2.15.0 (corpus compile-error/b0fdcb125e5e)
+    ("compile-error|dynamo|InternalTorchDynamoError@torch/_dynamo/variables/base.py:as_python_constant|3.12",
+     "return format(x)"),
+    ("graph-break|dynamo|Call to `torch._dynamo.graph_break()`|3.12",
+     "torch._dynamo.graph_break()\n    return x + 1"),
+])
+def test_a_case_whose_inputs_return_one_value_reproduces_standalone(tmp_path, signature, body):
+    """``inputs()`` may return one value instead of a tuple (the minimiser
+    makes ``(t,)`` into ``t`` where the signature holds): harness.plan passes
+    it as one argument, and so must the case's runner, or ``f(*t)`` unpacks a
+    0-element tensor into no arguments, eager and compiled raise the same
+    TypeError, and ``python CASE`` exits 0."""
+    require_env("3.12")
+    text = render.render_case(Program(ONE_VALUE_INPUTS.format(body=body)), Signature.parse(signature),
+                              backend="eager")
+    case = tmp_path / "case.py"
+    case.write_text(text)
+    proc = subprocess.run([str(env_python("3.12")), str(case)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=240, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "missing 1 required positional argument" not in proc.stdout

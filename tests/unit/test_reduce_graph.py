@@ -90,7 +90,8 @@ def test_passes_are_registered_once_with_a_phase_and_named_graph():
     names = [p.name for p in GRAPH_PASSES]
     assert len(names) == len(set(names)) and all(n.startswith("graph/") for n in names)
     assert {"graph/inline-helper", "graph/dead-code", "graph/unused-definitions", "graph/unused-parameters",
-            "graph/other-operand", "graph/constant-tensors", "graph/dtypes", "graph/shapes"} <= set(names)
+            "graph/other-operand", "graph/constant-tensors", "graph/dtypes", "graph/shapes",
+            "graph/handler-tail"} <= set(names)
     with pytest.raises(ValueError, match="Expected a new graph pass name"):
         graph_passes.graph_pass("graph/dtypes", GraphPhase.VALUES)(lambda s, e, i: [])
 
@@ -196,6 +197,33 @@ def test_shapes_shrink_to_one_with_fewer_dims_and_counts_that_still_fit_their_re
     fewer = graph_passes.smaller_shapes("t = torch.arange(24).reshape(2, 3, 4)\n", "f", "inputs")
     assert "t = torch.arange(12).reshape(3, 4)\n" in fewer and "t = torch.arange(8).reshape(2, 1, 4)\n" in fewer
     assert all("arange(24).reshape(2, 1, 4)" not in c for c in fewer)
+
+
+HANDLER = """import torch
+
+def f(x):
+    try:
+        x.{attribute}
+    except AttributeError:
+        pass
+    return torch.bug(x)
+
+def inputs():
+    return (torch.randn(2, dtype=torch.float64),)
+"""
+
+
+def test_the_statements_after_a_try_move_into_its_do_nothing_handler_where_the_bug_needs_the_exception():
+    caught = HANDLER.format(attribute="missing")  # the try raises: the tail can run in the handler
+    out = run(caught, ["graph/handler-tail"], shows_the_bug)
+    assert code_lines(out) == code_lines(caught) - 1 and "pass" not in out, out
+    assert ast.parse(out).body[1].body[0].handlers[0].body[0].value.func.attr == "bug", out
+    # the try does not raise: in the handler the tail would never run, so the check keeps the program
+    assert run(HANDLER.format(attribute="shape"), ["graph/handler-tail"], shows_the_bug) == HANDLER.format(
+        attribute="shape")
+    # a try with a finally keeps its tail: moving it would change what runs after the finally
+    with_finally = caught.replace("        pass\n", "        pass\n    finally:\n        x\n")
+    assert graph_passes.handler_tail(with_finally, "f", "inputs") == []
 
 
 def test_the_minimiser_runs_the_graph_passes_and_keeps_the_signature():
