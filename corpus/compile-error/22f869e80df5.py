@@ -17,8 +17,8 @@
 # ///
 
 
-"""An invalid dim raises IndexError eagerly, but the inductor-compiled function raises a
-wrapper exception type, so a caller's `except IndexError` no longer matches."""
+# An invalid dim raises IndexError eagerly, but the inductor-compiled function raises a
+# wrapper exception type, so a caller's `except IndexError` no longer matches.
 import torch
 
 
@@ -28,16 +28,6 @@ def f(t):
 
 def inputs():
     return (torch.ones(4),)
-
-
-EXPECT = {
-    "backend": "inductor",
-    "fullgraph": False,
-    "calls": 1,
-    "reproduces_on": ["3.11", "3.12", "3.13"],
-    "symptom": "exception-mismatch",
-    "issue": "https://github.com/pytorch/pytorch/issues/184340",
-}
 
 
 BACKEND = "inductor"

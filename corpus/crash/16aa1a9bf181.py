@@ -17,8 +17,8 @@
 # ///
 
 
-"""List comprehension that graph-breaks and stores its result under the loop variable's name
-(PEP 709 inlined comprehensions, 3.12+): the resumed code crashes the interpreter."""
+# List comprehension that graph-breaks and stores its result under the loop variable's name
+# (PEP 709 inlined comprehensions, 3.12+): the resumed code crashes the interpreter.
 import torch
 
 
@@ -29,16 +29,6 @@ def f(x):
 
 def inputs():
     return (torch.zeros(1),)
-
-
-EXPECT = {
-    "backend": "eager",
-    "fullgraph": False,
-    "calls": 1,
-    "reproduces_on": ["3.12", "3.13"],
-    "symptom": "segfault",
-    "issue": "https://github.com/pytorch/pytorch/pull/187631",
-}
 
 
 BACKEND = "eager"

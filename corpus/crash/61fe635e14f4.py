@@ -17,9 +17,9 @@
 # ///
 
 
-"""CPU Inductor on torch 2.12.0: index_put(accumulate=True) whose values are read through a 2-D tile
-(a buffer stored channels-last beside a conv_transpose2d input) writes out of bounds when the kernel
-runs on more than one thread: heap corruption (glibc abort or SIGSEGV)."""
+# CPU Inductor on torch 2.12.0: index_put(accumulate=True) whose values are read through a 2-D tile
+# (a buffer stored channels-last beside a conv_transpose2d input) writes out of bounds when the kernel
+# runs on more than one thread: heap corruption (glibc abort or SIGSEGV).
 import torch
 import torch.nn.functional as F
 

@@ -18,7 +18,7 @@
 # ///
 
 
-"""An exhausted reversed() iterator still yields under torch.compile (fullgraph)."""
+# An exhausted reversed() iterator still yields under torch.compile (fullgraph).
 import torch
 
 
@@ -34,16 +34,6 @@ def f(x):
 
 def inputs():
     return (torch.zeros(1),)
-
-
-EXPECT = {
-    "backend": "eager",
-    "fullgraph": True,
-    "calls": 1,
-    "reproduces_on": ["3.11", "3.12", "3.13"],
-    "symptom": "wrong-result",
-    "issue": "https://github.com/pytorch/pytorch/issues/152262",
-}
 
 
 BACKEND = "eager"

@@ -2,20 +2,19 @@
 median and cases over its limit (``tcfuzz corpus-status --sizes``).
 
 A case's program lines are the lines of code (neither blank nor comment-only)
-of its program: ``f``, ``inputs``, their helpers and imports, without the
-PEP 723 table, the runner's settings and ``__main__`` block
-(fuzz.corpus.render.program_body), a module docstring, or a known bug's
-``EXPECT`` table (tests/known_bugs metadata): the same parts the root-cause
-skeleton leaves out (fuzz.triage.skeleton). The limits are the project's
-targets for a case an engineer reads before fixing it: bug cases (divergence,
-compile-error, crash, timeout) a median of at most 8 lines and none over 15;
-graph-break cases (graph-break regressions included) a median of at most 10
-and none over 25.
+of its program, fuzz.corpus.render.program_body: ``f``, ``inputs``, their
+helpers and imports, and anything else at module level (a docstring, a known
+bug's ``EXPECT`` table: a case says what it is in ``#`` comments), without
+the PEP 723 table and the runner's settings and ``__main__`` block. It is
+the measure the minimiser reduces (``code_lines``) and issue 32 of tcfuzz's
+tracker set its targets in: for a case an engineer reads before fixing it,
+bug cases (divergence, compile-error, crash, timeout) a median of at most 8
+lines and none over 15; graph-break cases (graph-break regressions included)
+a median of at most 10 and none over 25.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import enum
 import statistics
@@ -42,22 +41,8 @@ SIZE_TARGETS = {SizeGroup.BUG: (8, 15), SizeGroup.GRAPH_BREAK: (10, 25)}
 
 
 def program_lines(source: str) -> int:
-    """Lines of code of a case's program (see the module docstring). A
-    program the host cannot parse (a newer grammar) keeps its docstring and
-    ``EXPECT`` table in the count."""
-    body = program_body(source)
-    try:
-        tree = ast.parse(body)
-    except SyntaxError:
-        return code_lines(body)
-    drop: set[int] = set()
-    for i, node in enumerate(tree.body):
-        docstring = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(
-            node.value.value, str)
-        expect = isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "EXPECT" for t in node.targets)
-        if docstring or expect:
-            drop.update(range(node.lineno - 1, node.end_lineno or node.lineno))
-    return code_lines("\n".join(line for i, line in enumerate(body.splitlines()) if i not in drop))
+    """Lines of code of a case's program (see the module docstring)."""
+    return code_lines(program_body(source))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -33,8 +33,9 @@ if __name__ == "__main__":
 '''
 
 
-def test_program_lines_are_f_inputs_helpers_and_imports_without_docstring_expect_table_or_runner():
-    assert program_lines(KNOWN_BUG) == 5  # import, def f, return, def inputs, return
+def test_program_lines_are_the_program_s_code_without_comments_or_the_runner():
+    # a docstring (2), import, def f, return, def inputs, return, the EXPECT table (4)
+    assert program_lines(KNOWN_BUG) == 11
     # a program the host cannot parse is counted by lines, what program_body keeps of it
     assert program_lines("def f(x):\n    return x\ntype A[T] = T if 0 else x y\n") == 3
 
