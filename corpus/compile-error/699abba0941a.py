@@ -8,7 +8,7 @@
 # interpreters = ["3.12", "3.13", "3.13t"]
 # backend = "eager"
 # device = "cpu"
-# torch = "2.12.0"
+# torch = "2.12.0+cu130"
 # first-seen = "2026-11-30"
 # last-seen = "2026-11-30"
 # count = 2
@@ -25,11 +25,10 @@ def f():
             try:
                 raise 0
             except:
-                [0 for v1 in range(0)]
+                [0 for i in range(0)]
                 raise
         except:
-            pass
-        torch()
+            torch()
     except:
         pass
 

@@ -22,9 +22,8 @@
 import torch
 
 def f():
-    xs = [0]
     try:
-        [xs[(torch._dynamo.graph_break(), i)[1]] for i in range(len(xs) + 1)]
+        [[0][(torch._dynamo.graph_break(), i)[1]] for i in range(2)]
     except:
         pass
 

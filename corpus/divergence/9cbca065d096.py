@@ -8,7 +8,7 @@
 # interpreters = ["3.11", "3.12", "3.13", "3.13t"]
 # backend = "eager"
 # device = "cpu"
-# torch = "2.12.0"
+# torch = "2.12.0+cu130"
 # first-seen = "2026-11-30"
 # last-seen = "2026-11-30"
 # count = 1
@@ -18,10 +18,9 @@
 
 
 import torch
-def f():
 
-    class Base1:
-        pass
+def f():
+    torch._dynamo.graph_break()
 
     def g1():
         t4

@@ -94,6 +94,9 @@ class MinimizeResult:
     seconds; ``passes``: pass name -> [checks, successes], the full checks of
     a fast SignatureCheck under ``confirm/full-signature``; ``fallbacks``:
     confirmations that failed, each a return to the last confirmed source;
+    ``lines_after``: ``source``'s lines as a case files it, with the
+    ``import torch`` that fuzz.corpus.render puts back where the reducer
+    dropped it;
     ``settings``: the compile settings ``source`` shows the signature with,
     those of the input less what ``settings/drop`` removed, which the filed
     case records; None when the check carries no settings)."""
@@ -773,7 +776,8 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
     stage("tidy", lambda: tidy_passes(oracle, entry, inputs), deadline)
     oracle.confirm_best()
     result = oracle.best if code_lines(oracle.best) <= code_lines(body) else body  # readable names may add characters
-    return MinimizeResult(source=result, lines_before=code_lines(body), lines_after=code_lines(result),
+    filed = result if "import torch" in result or "import torch" not in body else "import torch\n" + result
+    return MinimizeResult(source=result, lines_before=code_lines(body), lines_after=code_lines(filed),  # as rendered
                           checks=oracle.checks, accepted=oracle.accepted, elapsed_s=clock() - started,
                           complete=complete, passes=oracle.passes,
                           fallbacks=oracle.fallbacks, settings=_settings_of(check))

@@ -2,7 +2,7 @@
 # requires-python = ">=3.11"
 # dependencies = ["torch==2.12.0"]
 # [tool.tcfuzz]
-# signature = "divergence|dynamo|exception:None->AssertionError {raises AssertionError: in def f():; .try:; .....; .except:; ..def v1():; ...def v2():; ....yield C; ...def v3():; ....yield from v2(C); ...for v4 in v3(C):; ....... #a39fa494}|3.11,3.12,3.13,3.13t"
+# signature = "divergence|dynamo|exception:None->AssertionError {raises AssertionError: in def f():; .try:; .....; .except:; ..def v1():; ...def v2():; ....yield C; ...def v3():; ....yield from v2(); ...list(v3()) #440cc562}|3.11,3.12,3.13,3.13t"
 # kind = "divergence"
 # stage = "dynamo"
 # interpreters = ["3.11", "3.12", "3.13", "3.13t"]
@@ -23,18 +23,20 @@ def f(w):
     try:
         v1
     except:
-        def gen_fn(v2):
-            def gen_fn2(v):
+
+        def gen_fn(v):
+
+            def gen_fn2():
                 yield 0
                 return 0
-            def gen_fn3(v):
-                yield from gen_fn2(0)
-            for i in gen_fn3(0):
-                pass
+
+            def gen_fn3():
+                yield from gen_fn2()
+            list(gen_fn3())
         gen_fn(w)
 
 def inputs():
-    return (torch.randn(0),)
+    return torch.randn(0)
 
 
 BACKEND = "eager"

@@ -1,28 +1,28 @@
 # /// script
 # requires-python = ">=3.11"
-# dependencies = ["torch==2.15.0"]
+# dependencies = ["torch==2.12.0"]
 # [tool.tcfuzz]
-# signature = "compile-error|inductor|InductorError(NotImplementedError)@torch/_inductor/codegen/cpp_flex_attention_template.py:render|3.12"
+# signature = "compile-error|inductor|InductorError(NotImplementedError)@torch/_inductor/codegen/cpp_flex_attention_template.py:render|3.11,3.12,3.13,3.13t,3.14,3.15"
 # kind = "compile-error"
 # stage = "inductor"
-# interpreters = ["3.12"]
+# interpreters = ["3.11", "3.12", "3.13", "3.13t", "3.14", "3.15"]
 # backend = "inductor"
 # device = "cpu"
-# torch = "2.15.0+cu132"
+# torch = "2.12.0+cu130"
 # first-seen = "2026-12-02"
-# last-seen = "2026-12-02"
+# last-seen = "2026-12-04"
 # generator = "tcfuzz.graphs.v4"
 # seed = 8400718
 # count = 1
 # status = "open"
+# replay = {"3.11/2.15.0" = "reproduces", "3.12/2.15.0" = "reproduces", "3.13/2.15.0" = "reproduces", "3.13t/2.12.0" = "reproduces", "3.14/2.15.0" = "reproduces", "3.15/2.15.0" = "reproduces"}
 # ///
 
 
 import torch.nn.attention.flex_attention
 
 def f(grow, y):
-    t = y
-    t2 = torch.diag_embed(t)
+    t2 = torch.diag_embed(y)
     t3 = torch.nn.attention.flex_attention.flex_attention(t2.clamp(0), torch.linspace(0, 0, 1).reshape(1, 1, 1, 1), torch.linspace(0, 0, 1).reshape(1, 1, 1, 1).flip(0))
     t3.float().mean().clamp(0).item()
     return grow
