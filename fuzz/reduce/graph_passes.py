@@ -12,10 +12,8 @@ smaller literals, fewer non-float32 dtypes), so a pass ends.
 
 Two phases: ``GraphPhase.STRUCTURE`` runs before statement deletion (a
 single-use helper inlined and its returned tuple unpacked, so the data-flow
-passes see its dead results; a do-nothing ``except`` handler given the
-statements after its ``try``; a loop that only drains its iterable as
-``list(...)``; a statement of several lines as an explicit graph break;
-unused definitions and parameters); and
+passes see its dead results; unused definitions and parameters; and the
+block passes of fuzz.reduce.block_passes); and
 ``GraphPhase.VALUES`` after the operator bypass (another operand in place of a
 result, constant tensors as ``torch.ones``, dtypes towards float32, smaller
 shapes and fewer dims). Works on the host's syntax trees only (no torch).
@@ -321,96 +319,6 @@ def inline_helpers(source: str, entry: str, inputs: str) -> list[str]:
             inlined = _unparse(copy_tree)
             # then as it is (where the results the cleaning dropped mattered; kept if no longer)
             candidates += [_tidied(inlined), inlined]
-    return candidates
-
-
-def _handler_tail_sites(tree: ast.AST) -> list[tuple[list[ast.stmt], int]]:
-    """(block, index) of each ``try`` (no ``else`` or ``finally``) in a block,
-    with statements after it, one of whose handlers does nothing but ``pass``."""
-    sites = []
-    for block in _blocks(tree):
-        for i, stmt in enumerate(block[:-1]):
-            if (isinstance(stmt, ast.Try) and not stmt.orelse and not stmt.finalbody
-                    and any(len(h.body) == 1 and isinstance(h.body[0], ast.Pass) for h in stmt.handlers)):
-                sites.append((block, i))
-    return sites
-
-
-@graph_pass("graph/handler-tail", GraphPhase.STRUCTURE)
-def handler_tail(source: str, entry: str, inputs: str) -> list[str]:
-    """A ``try`` whose handler does nothing (``except E: pass``), and the
-    statements after it in its block moved into that handler in place of its
-    ``pass``: ``try: x[2]`` / ``except IndexError: pass`` / ``return x + 1``
-    becomes ``try: x[2]`` / ``except IndexError: return x + 1``, one line
-    less. The tail then runs only when the handler catches; a bug that needs
-    the exception raised (a compiled call raising what eager catches, a
-    handler Dynamo mistraces) keeps its signature, and the oracle rejects the
-    candidate of any other. One candidate per such ``try`` (MAX_SITES at most)."""
-    candidates = []
-    for k in range(min(MAX_SITES, len(_handler_tail_sites(ast.parse(source))))):
-        tree = ast.parse(source)
-        block, i = _handler_tail_sites(tree)[k]
-        handler = next(h for h in block[i].handlers if len(h.body) == 1 and isinstance(h.body[0], ast.Pass))
-        handler.body = block[i + 1:]
-        del block[i + 1:]
-        candidates.append(_unparse(tree))
-    return candidates
-
-
-def _drained_loops(tree: ast.AST) -> list[tuple[list[ast.stmt], int]]:
-    """(block, index) of each ``for`` loop whose body is ``pass`` alone,
-    without ``else``, whose target is a plain name."""
-    return [(block, i) for block in _blocks(tree) for i, stmt in enumerate(block)
-            if isinstance(stmt, ast.For) and not stmt.orelse and isinstance(stmt.target, ast.Name)
-            and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Pass)]
-
-
-@graph_pass("graph/drained-loop", GraphPhase.STRUCTURE)
-def drained_loop(source: str, entry: str, inputs: str) -> list[str]:
-    """A loop that only drains its iterable (``for i in g(): pass``) as
-    ``list(g())``: the same iteration in one line, without the loop's
-    target (the oracle rejects the candidate where a later read of the
-    target, or a program that rebinds ``list``, mattered). One candidate per
-    such loop (MAX_SITES at most)."""
-    candidates = []
-    for k in range(min(MAX_SITES, len(_drained_loops(ast.parse(source))))):
-        tree = ast.parse(source)
-        block, i = _drained_loops(tree)[k]
-        loop = block[i]
-        block[i] = ast.Expr(ast.Call(ast.Name("list", ast.Load()), [loop.iter], []))
-        candidates.append(_unparse(tree))
-    return candidates
-
-
-GRAPH_BREAK_CALL = "torch._dynamo.graph_break()"
-
-
-def _compound_statements(tree: ast.Module, inputs: str) -> list[tuple[list[ast.stmt], int]]:
-    """(block, index) of each statement of more than one line inside a
-    function other than ``inputs`` (a class, a loop, a ``with``, a ``try``,
-    a nested function)."""
-    return [(block, i) for function in ast.walk(tree) if isinstance(function, ast.FunctionDef)
-            and function.name != inputs for block in _blocks(function) for i, stmt in enumerate(block)
-            if (stmt.end_lineno or stmt.lineno) > stmt.lineno]
-
-
-@graph_pass("graph/explicit-break", GraphPhase.STRUCTURE)
-def explicit_break(source: str, entry: str, inputs: str) -> list[str]:
-    """A statement of several lines in a function replaced by an explicit
-    ``torch._dynamo.graph_break()``: many Dynamo bugs need only a graph
-    break at some point, and a generated program gets it from a construct
-    Dynamo does not trace (a class body, a ``with`` of an unsupported
-    context). Only where the module imports ``torch``; one candidate per such
-    statement (MAX_SITES at most), outermost first."""
-    if not any(isinstance(n, ast.Import) and any(a.name == "torch" and a.asname is None for a in n.names)
-               for n in ast.parse(source).body):
-        return []
-    candidates = []
-    for k in range(min(MAX_SITES, len(_compound_statements(ast.parse(source), inputs)))):
-        tree = ast.parse(source)
-        block, i = _compound_statements(tree, inputs)[k]
-        block[i] = ast.parse(GRAPH_BREAK_CALL).body[0]
-        candidates.append(_unparse(tree))
     return candidates
 
 

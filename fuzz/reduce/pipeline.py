@@ -67,6 +67,7 @@ from fuzz.errors import CouldNotMinimize
 from fuzz.reduce import names
 from fuzz.reduce.flow_passes import reduce_bypass, reduce_dataflow, size
 from fuzz.reduce.graph_passes import GraphPhase, reduce_graph
+from fuzz.reduce import block_passes  # noqa: F401 - registers the block passes with graph_passes
 from fuzz.reduce.line_passes import reduce_lines
 from fuzz.reduce.settings_passes import reduce_settings
 from fuzz.reduce.tidy import drop_unused_arguments, rename_placeholders, smaller_shapes, tidy

@@ -9,7 +9,7 @@ import types
 import pytest
 
 from fuzz.corpus.render import code_lines
-from fuzz.reduce import graph_passes
+from fuzz.reduce import block_passes, graph_passes
 from fuzz.reduce.graph_passes import GRAPH_PASSES, GraphPhase, reduce_graph
 from fuzz.reduce.pipeline import _Oracle, minimize_source
 
@@ -223,7 +223,7 @@ def test_the_statements_after_a_try_move_into_its_do_nothing_handler_where_the_b
         attribute="shape")
     # a try with a finally keeps its tail: moving it would change what runs after the finally
     with_finally = caught.replace("        pass\n", "        pass\n    finally:\n        x\n")
-    assert graph_passes.handler_tail(with_finally, "f", "inputs") == []
+    assert block_passes.handler_tail(with_finally, "f", "inputs") == []
 
 
 DRAINED = """import torch
@@ -247,8 +247,8 @@ def test_a_loop_that_only_drains_its_iterable_becomes_list_of_it():
     out = run(DRAINED, ["graph/drained-loop"], shows_the_bug)
     assert code_lines(out) == code_lines(DRAINED) - 1 and "list(gen())" in out and "for " not in out, out
     # a loop with an else, or one whose body does something, stays
-    assert graph_passes.drained_loop(DRAINED.replace("        pass\n", "        seen.append(i)\n"), "f", "inputs") == []
-    assert graph_passes.drained_loop(DRAINED.replace("        pass\n", "        pass\n    else:\n        x\n"),
+    assert block_passes.drained_loop(DRAINED.replace("        pass\n", "        seen.append(i)\n"), "f", "inputs") == []
+    assert block_passes.drained_loop(DRAINED.replace("        pass\n", "        pass\n    else:\n        x\n"),
                                      "f", "inputs") == []
 
 
@@ -276,7 +276,7 @@ def test_a_statement_of_several_lines_becomes_an_explicit_graph_break_where_the_
     out = run(BREAK, ["graph/explicit-break"], needs_a_break)
     assert "torch._dynamo.graph_break()" in out and "class" not in out and code_lines(out) == code_lines(BREAK) - 1, out
     # without torch imported as torch there is no candidate
-    assert graph_passes.explicit_break(BREAK.replace("import torch\n", "import torch as t\n"), "f", "inputs") == []
+    assert block_passes.explicit_break(BREAK.replace("import torch\n", "import torch as t\n"), "f", "inputs") == []
 
 
 def test_the_minimiser_runs_the_graph_passes_and_keeps_the_signature():
