@@ -17,6 +17,20 @@ as a CLI with an interestingness script that asks this process's check over a
 Unix socket. Without it the shrinkray column is skipped.
 
     .venv/bin/python benchmarks/minimize.py --shrinkray /tmp/srvenv/bin/shrinkray
+
+``--inductor-checks``: checks/s of tcfuzz's own minimiser on the corpus's
+Inductor cases (backend inductor, a bug kind, shown on --python alone), the
+way ``tcfuzz minimize`` checked until now (``before``: every check the whole
+call plan, one candidate at a time) against now (``after``: fast checks that
+stop the plan after the call that showed the bug, confirmed in full at every
+stage's end, and as many workers as the machine has cores). Each case and
+configuration gets its own pool and an empty Inductor cache
+(TORCHINDUCTOR_CACHE_DIR), after one warm-up run of every case (Inductor's
+precompiled headers); the configurations alternate which goes first.
+Printed per case: final lines, checks, seconds and checks/s of each, and
+the ratio; then the totals.
+
+    .venv/bin/python benchmarks/minimize.py --inductor-checks --budget-s 120 --json /tmp/checks.json
 """
 
 from __future__ import annotations
@@ -47,7 +61,8 @@ from harness.settings import CompileSettings  # noqa: E402
 from fuzz.campaign import interpreters  # noqa: E402
 from fuzz.corpus import render, store  # noqa: E402
 from fuzz.generate.program import generate  # noqa: E402
-from fuzz.reduce.pipeline import SignatureCheck, minimize_source  # noqa: E402
+from fuzz.reduce.check import SignatureCheck  # noqa: E402
+from fuzz.reduce.pipeline import minimize_source  # noqa: E402
 from fuzz.triage.signature import Kind, Signature, findings  # noqa: E402
 from fuzz.campaign.workers import Task, WorkerPool  # noqa: E402
 
@@ -221,6 +236,104 @@ def run_reducer(reducer: str, check, program: Program, args: argparse.Namespace)
     return run_shrinkray(check, program, args.budget_s, args.jobs, args.shrinkray)
 
 
+# (fast checks, workers per interpreter; 0: the machine's cores) of each configuration
+CHECK_CONFIGS = {"before": (False, 1), "after": (True, 0)}
+
+
+def inductor_cases(name: str) -> list[tuple[str, Program, Signature, CompileSettings]]:
+    """(label, program, signature on ``name`` alone, compile settings) of
+    each corpus case filed with backend inductor, a bug kind and ``name``
+    among its interpreters."""
+    bugs = {k.value for k in Kind} - {Kind.GRAPH_BREAK.value, Kind.GRAPH_BREAK_REGRESSION.value}
+    cases = []
+    for path in store.list_cases(ROOT / "corpus"):
+        program, meta = store.read_case(path)
+        if meta.get("backend") != "inductor" or meta.get("kind") not in bugs or name not in meta["interpreters"]:
+            continue
+        sig = Signature.parse(meta["signature"])
+        alone = Signature(sig.kind, sig.stage, sig.detail, (name,))
+        settings = CompileSettings.from_json(meta.get("compile"))
+        cases.append((f"{path.parent.name}/{path.stem}", program, alone, settings))
+    return cases
+
+
+def minimise_with(config: str, program: Program, sig: Signature, settings: CompileSettings, interp,
+                  budget_s: float, cache_dir: Path, log_dir: Path) -> dict:
+    """One minimisation of ``program`` under ``config`` (CHECK_CONFIGS) on a
+    pool of its own whose Inductor cache starts empty in ``cache_dir``:
+    final lines, checks, elapsed_s (the minimisation alone, not the pool's
+    start) and whether the full check accepts the result."""
+    fast, jobs = CHECK_CONFIGS[config]
+    jobs = jobs or max(1, os.cpu_count() or 1)
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)  # fuzz.campaign.interpreters passes TORCH* on
+    try:
+        with WorkerPool([interp], jobs=jobs, log_dir=log_dir) as pool:
+            pool.start()
+            check = SignatureCheck(pool, program, sig, "inductor", [interp.name], settings=settings, fast=fast)
+            started = time.monotonic()
+            result = minimize_source(program.source, check, budget_s=budget_s, program=program, jobs=jobs)
+            elapsed_s = time.monotonic() - started
+            holds = check.confirm(result.source)
+    finally:
+        del os.environ["TORCHINDUCTOR_CACHE_DIR"]
+    return {"lines": result.lines_after, "checks": result.checks, "elapsed_s": round(elapsed_s, 1),
+            "checks_per_s": round(result.checks / elapsed_s, 3) if elapsed_s else 0.0,
+            "complete": result.complete, "holds": holds, "plan_calls": check.plan_calls, "jobs": jobs}
+
+
+def inductor_checks(args: argparse.Namespace, log) -> int:
+    """The ``--inductor-checks`` benchmark (see the module's docstring)."""
+    interp = interpreters.parse_list(args.python)[0]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="tcfuzz-bench-checks-") as tmp:
+        tmp_path = Path(tmp)
+        cases = inductor_cases(interp.name)
+        with WorkerPool([interp], jobs=1, log_dir=tmp_path) as pool:  # warm-up, and the cases that show here
+            pool.start()
+            shown = []
+            for label, program, sig, settings in cases:
+                if args.programs and len(shown) == args.programs:
+                    break
+                check = SignatureCheck(pool, program, sig, "inductor", [interp.name], settings=settings)
+                if check(render.program_body(program.source)):
+                    shown.append((label, program, sig, settings))
+                else:
+                    log(f"skip {label}: does not show {sig.key} on {interp.name} alone")
+        log(f"{len(shown)} Inductor cases on {interp.name}")
+        for k, (label, program, sig, settings) in enumerate(shown):
+            row = {"case": label, "lines_before": render.code_lines(render.program_body(program.source))}
+            order = list(CHECK_CONFIGS) if k % 2 == 0 else list(reversed(CHECK_CONFIGS))
+            for config in order:
+                row[config] = minimise_with(config, program, sig, settings, interp, args.budget_s,
+                                            tmp_path / f"cache-{k}-{config}", tmp_path)
+                log(f"{label} {config}: {row[config]}")
+            rows.append(row)
+            if args.json:
+                Path(args.json).write_text(json.dumps(rows, indent=2))
+    print_checks_table(rows)
+    return 0
+
+
+def print_checks_table(rows: list[dict]) -> None:
+    heads = [f"{c + ': lines checks      s  checks/s':>36}" for c in CHECK_CONFIGS]
+    print(f"{'case':<30} {'lines':>5}  " + "  ".join(heads) + "   ratio")
+    for row in rows:
+        cells = []
+        for c in CHECK_CONFIGS:
+            r = row[c]
+            mark = "" if r["holds"] else "!"
+            cells.append(f"{r['lines']:>12}{mark:1} {r['checks']:>6} {r['elapsed_s']:>6.0f} {r['checks_per_s']:>9.3f}")
+        ratio = row["after"]["checks_per_s"] / row["before"]["checks_per_s"] if row["before"]["checks_per_s"] else 0
+        print(f"{row['case']:<30} {row['lines_before']:>5}  " + "  ".join(f"{c:>36}" for c in cells)
+              + f"  {ratio:>6.2f}")
+    totals = {c: (sum(r[c]["checks"] for r in rows), sum(r[c]["elapsed_s"] for r in rows)) for c in CHECK_CONFIGS}
+    rates = {c: n / s if s else 0.0 for c, (n, s) in totals.items()}
+    said = [f"{c} {n} checks in {s:.0f} s = {rates[c]:.3f} checks/s" for c, (n, s) in totals.items()]
+    print("total: " + "; ".join(said)
+          + f"; after/before {rates['after'] / rates['before'] if rates['before'] else 0:.2f}x; median lines "
+          + ", ".join(f"{c} {statistics.median(r[c]['lines'] for r in rows):.0f}" for c in CHECK_CONFIGS))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--python", default="3.12")
@@ -233,14 +346,23 @@ def main() -> int:
     parser.add_argument("--json", help="write the per-case results here")
     parser.add_argument("--no-corpus", action="store_true", help="generated programs only")
     parser.add_argument("--table", nargs="+", metavar="JSON", help="only print the table of earlier --json results")
+    parser.add_argument("--inductor-checks", action="store_true",
+                        help="checks/s on the corpus's Inductor cases, before and after fast short-plan checks "
+                             "(--programs: at most this many cases, 0 all)")
     args = parser.parse_args()
     if args.table:
         rows = [row for path in args.table for row in json.loads(Path(path).read_text())]
-        print_table(rows, [r for r in REDUCERS if r in rows[0]])
+        if rows and "before" in rows[0]:
+            print_checks_table(rows)
+        else:
+            print_table(rows, [r for r in REDUCERS if r in rows[0]])
         return 0
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
+
+    if args.inductor_checks:
+        return inductor_checks(args, log)
 
     reducers = [r for r in REDUCERS if r != "shrinkray" or args.shrinkray]
     rows = []

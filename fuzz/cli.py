@@ -372,8 +372,7 @@ def _issue_extras(args: argparse.Namespace, interps: list[interpreters.Interpret
     minified = _minified(args, interps, outcomes)
     return issue.IssueExtras(
         ablation=[] if args.no_ablation else ablation.run_ablation(text, interps),
-        collect_env={i.name: ablation.collect_env(i) for i in interps},
-        newest_torch=newest,
+        collect_env={i.name: ablation.collect_env(i) for i in interps}, newest_torch=newest,
         reproduces_on_newest=any(o.verdict.is_bug for o in outcomes if o.interpreter in on_newest) if newest else None,
         trace_dir=str(trace.raw_dir) if trace else "", tlparse_dir=str(trace.tlparse_dir or "") if trace else "",
         trace_note=trace.note if trace else "",
@@ -504,7 +503,8 @@ def cmd_minimize(args: argparse.Namespace) -> int:
     interps = check_device(device, _pinned(args.python, args.torch))
     names = [i.name for i in interps]
     settings = _compile_settings(meta)
-    with WorkerPool(interps, jobs=args.jobs, log_dir=Path(args.log_dir)) as pool:
+    jobs = args.jobs or max(1, (os.cpu_count() or 1) // len(names))  # every core of the machine
+    with WorkerPool(interps, jobs=jobs, log_dir=Path(args.log_dir)) as pool:
         pool.start()
         outcomes = pool.run_all(Task(program, n, b, device, fullgraph, settings=settings)
                                 for n in names for b in backends)
@@ -514,9 +514,9 @@ def cmd_minimize(args: argparse.Namespace) -> int:
             return EXIT_FOUND
         print(f"minimising for {target.signature.describe()} [{target.backend}]", file=sys.stderr)
         check = SignatureCheck(pool, program, target.signature, target.backend, names, fullgraph=fullgraph,
-                               device=device, settings=settings)
+                               device=device, settings=settings, fast=True)  # the best confirmed in full
         try:
-            result = minimize_source(program.source, check, budget_s=budget_s, program=program, jobs=args.jobs,
+            result = minimize_source(program.source, check, budget_s=budget_s, program=program, jobs=jobs,
                                      progress=lambda message: print(f"  {message}", file=sys.stderr))
         except CouldNotMinimize as e:
             print(f"could not minimise {args.case}: {e}", file=sys.stderr)
@@ -702,7 +702,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="rewrite the corpus case itself, its table kept, when the minimised program is smaller, "
                            "keeps the bucket and reproduces standalone")
     mini.add_argument("--budget", default="5m", help="time budget (default 5m)")
-    mini.add_argument("--jobs", type=int, default=1, help="workers per interpreter: candidates checked in parallel")
+    mini.add_argument("--jobs", type=int, default=0, help="workers per interpreter (default: cores / interpreters)")
     mini.add_argument("--torch", help="minimise on torch RELEASE (e.g. 2.12.0) on every interpreter, for a case "
                                       "that is live only there: an env made with uv as for tcfuzz run --torch")
     mini.set_defaults(func=cmd_minimize)

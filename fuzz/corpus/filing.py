@@ -25,7 +25,8 @@ from fuzz.campaign.interpreters import Interpreter
 from fuzz.campaign.workers import WorkerPool
 from fuzz.corpus import render, store
 from fuzz.errors import CouldNotMinimize
-from fuzz.reduce.pipeline import SignatureCheck, minimize_source
+from fuzz.reduce.check import SignatureCheck
+from fuzz.reduce.pipeline import minimize_source
 from fuzz.triage import known
 from fuzz.triage.signature import Finding, Kind, Signature
 

@@ -14,7 +14,8 @@ from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.interpreters import Interpreter
 from fuzz.corpus import backlog
 from fuzz.corpus.filing import FiledCase
-from fuzz.reduce.pipeline import SignatureCheck, minimize_source
+from fuzz.reduce.check import SignatureCheck
+from fuzz.reduce.pipeline import minimize_source
 from fuzz.triage.signature import Finding, Signature
 
 

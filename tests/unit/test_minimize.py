@@ -161,7 +161,7 @@ class _ScriptedPool:
 def test_the_check_keeps_the_compiled_exception_and_eager_s_kind_of_behaviour():
     from harness.outcome import CallResult
     from harness.program import Program
-    from fuzz.reduce.pipeline import SignatureCheck
+    from fuzz.reduce.check import SignatureCheck
     from fuzz.triage.signature import Signature
 
     send = "'tuple_iterator' object has no attribute 'send'"

@@ -110,7 +110,7 @@ class _FakePool:
 
 def test_signature_check_of_a_regression_enforces_absence_elsewhere():
     from harness.program import Program
-    from fuzz.reduce.pipeline import SignatureCheck
+    from fuzz.reduce.check import SignatureCheck
 
     sig = Signature("graph-break-regression", "dynamo", "Attempt to trace generator [absent on 3.11, 3.12]",
                     ("3.13", "3.13t"))
@@ -159,7 +159,7 @@ def test_signature_check_bounds_candidate_runs_by_the_case_s_own_run_time():
     """Once the case holds (its runs took 2 s), a candidate gets 5 x 2 s, at
     least 20 s; a "timeout" case keeps the worker's limit (its runs must hang)."""
     from harness.program import Program
-    from fuzz.reduce.pipeline import CANDIDATE_TIMEOUT_MIN_S, SignatureCheck
+    from fuzz.reduce.check import CANDIDATE_TIMEOUT_MIN_S, SignatureCheck
 
     class Timed(_FakePool):
         def __init__(self, breaks_on, elapsed_s):
