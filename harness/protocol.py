@@ -7,6 +7,8 @@ Requests (host -> worker, on the worker's stdin):
    (cpu_limit_s: CPU seconds the whole worker may spend on this program;
    threads: K > 0 asks for the free-threaded concurrency run, harness.threads;
    calls: N makes only the first N calls of harness.execute's plan, null all;
+   "compiled_calls": N (optional) only the first N of the compiled run, the
+   eager runs making all;
    compile: harness.settings.CompileSettings.to_json(), absent or {} for the
    defaults; the concurrency run ignores it; "reach": true (optional) makes the
    outcome carry the compiler lines new for this worker, harness.reach)

@@ -237,6 +237,7 @@ def _run_one(request: dict, name: str, workdir: str) -> tuple[dict, bool]:
                                                **options)
             else:
                 outcome = execute.run_program(program, request["backend"], calls=request.get("calls"),
+                                              compiled_calls=request.get("compiled_calls"),
                                               settings=CompileSettings.from_json(request.get("compile")), **options)
         finally:
             if _left_garbage(locals().get("outcome")):

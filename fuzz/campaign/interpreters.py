@@ -64,6 +64,14 @@ class Interpreter:
         tmp = cache / "tmp" / self.name
         tmp.mkdir(parents=True, exist_ok=True)
         env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache / "inductor" / self.name))
+        # An outcome is a function of the program, not of what the worker compiled
+        # before: Inductor's FX graph cache and AOTAutograd's cache hand a graph
+        # the code compiled for another program of the same graph (its guards on
+        # the size hints pass), so a compile error that depends on the hints
+        # read as a match, in 0.1 s, once a minimiser's candidate had filled the
+        # cache (compile-error/be620e810b38). Kernels stay cached by their source.
+        env.setdefault("TORCHINDUCTOR_FX_GRAPH_CACHE", "0")
+        env.setdefault("TORCHINDUCTOR_AUTOGRAD_CACHE", "0")
         # Inductor compiles in the worker itself: its pool of compile
         # subprocesses costs memory per worker and, on a loaded machine, times
         # out while starting (300 s), which would read as a compile error

@@ -99,6 +99,8 @@ class Task:
     threads: int = 0
     # Only the first N calls of harness.execute's call plan (None: all of it)
     calls: int | None = None
+    # Only the first N calls of the compiled run; the eager runs make all calls (None: all)
+    compiled_calls: int | None = None
     # Wall seconds this program may run on a warm backend (None: the worker's run_timeout_s)
     timeout_s: float | None = None
     # How torch.compile is called (harness.settings; the concurrency run ignores it)
@@ -228,6 +230,7 @@ class Worker:
                 "device": task.device, "fullgraph": task.fullgraph, "cpu_limit_s": cpu_limit_s,
                 "threads": task.threads, "calls": task.calls, "compile": task.settings.to_json(),
                 **({"reach": True} if task.reach else {}),
+                **({"compiled_calls": task.compiled_calls} if task.compiled_calls else {}),
             })
             message = self._read(timeout_s)
         except (BrokenPipeError, OSError):

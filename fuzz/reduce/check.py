@@ -42,10 +42,12 @@ class SignatureCheck:
     minimiser (``_Oracle``) confirms its best source at the end of every stage,
     falling back to the last confirmed one, and to full checks from then on,
     when a confirmation fails. ``fast`` False: every check is full.
-    A fast check of a divergence or compile error makes only the calls of
-    the plan (harness.plan) up to the one where the input showed it on every
-    interpreter (``plan_calls``; None: all), so a one-interpreter signature
-    has fast checks too; ``fast`` is True once fast checks are in use.
+    A fast check of a divergence or compile error compiles only the calls
+    of the plan (harness.plan) up to the one where the input showed it on
+    every interpreter (``plan_calls`` -> ``Task.compiled_calls``; None: all;
+    eager still makes every call, so its behaviour is compared in full), so
+    a one-interpreter signature has fast checks too; ``fast`` is True once
+    fast checks are in use.
 
     After the first check that holds, each run of a candidate gets
     ``timeout_s`` = CANDIDATE_TIMEOUT_FACTOR x the longest run of that check
@@ -92,9 +94,9 @@ class SignatureCheck:
         self._fast = value
 
     def _tasks(self, program: Program, names: list[str], *, short: bool = False) -> list[Task]:
-        calls = self.plan_calls if short else None
-        return [Task(program, n, self.backend, self.device, self.fullgraph, calls=calls, timeout_s=self.timeout_s,
-                     settings=self.settings) for n in names]
+        compiled_calls = self.plan_calls if short else None  # eager's calls all made: its behaviour is compared
+        return [Task(program, n, self.backend, self.device, self.fullgraph, compiled_calls=compiled_calls,
+                     timeout_s=self.timeout_s, settings=self.settings) for n in names]
 
     def _learn_plan(self, outcomes: list[Outcome]) -> None:
         """Set ``plan_calls`` from the input's outcomes: one more than the

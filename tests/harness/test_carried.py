@@ -122,6 +122,21 @@ def test_the_carried_call_finds_a_stale_guard_no_call_with_fresh_inputs_can(tmp_
     assert "values=[2.0" in outcome.eager[-1].value and "values=[0.0" in outcome.compiled[-1].value
 
 
+def test_a_compiled_run_cut_short_compares_the_calls_it_made_and_eager_makes_them_all(tmp_path):
+    """``compiled_calls``: the minimiser's fast check compiles only up to the
+    call that showed the bug; eager's calls are all made (its behaviour is
+    compared in full), and the globals that the later calls change are not
+    compared (here eager counts five calls, compiled two)."""
+    program = Program("import torch\n\nCOUNT = 0\n\n\ndef f(x):\n    global COUNT\n    COUNT += 1\n"
+                      "    return x + COUNT\n\n\ndef inputs():\n    return (torch.ones(3),)\n")
+    outcome = execute.run_program(program, "eager", interpreter="test", workdir=str(tmp_path), compiled_calls=2)
+    assert [c.label for c in outcome.compiled] == ["fresh", "cached"]
+    assert [c.label for c in outcome.eager] == ["fresh", "cached", "guard", "shape", "carried"]
+    assert outcome.verdict is Verdict.MATCH, outcome
+    whole = execute.run_program(program, "eager", interpreter="test", workdir=str(tmp_path))
+    assert whole.verdict is Verdict.MATCH and len(whole.compiled) == 5, whole
+
+
 def test_with_its_guards_dynamo_recompiles_for_the_carried_call(tmp_path):
     outcome = execute.run_program(Program(FLIPS), "eager", interpreter="test", workdir=str(tmp_path))
     assert outcome.verdict is Verdict.MATCH, outcome

@@ -102,6 +102,18 @@ def test_workers_inherit_cxx(monkeypatch, tmp_path):
     assert Interpreter("3.12", tmp_path / "python").environ()["CXX"] == "clang++"
 
 
+def test_workers_compile_without_inductor_s_graph_caches_unless_told(monkeypatch, tmp_path):
+    """A warm FX graph cache made a minimiser's check read be620e810b38's
+    compile error as a match: an outcome must not depend on earlier programs."""
+    monkeypatch.setenv("TCFUZZ_CACHE", str(tmp_path))
+    for name in ("TORCHINDUCTOR_FX_GRAPH_CACHE", "TORCHINDUCTOR_AUTOGRAD_CACHE"):
+        monkeypatch.delenv(name, raising=False)
+    env = Interpreter("3.12", tmp_path / "python").environ()
+    assert env["TORCHINDUCTOR_FX_GRAPH_CACHE"] == env["TORCHINDUCTOR_AUTOGRAD_CACHE"] == "0"
+    monkeypatch.setenv("TORCHINDUCTOR_FX_GRAPH_CACHE", "1")  # a user who wants it says so
+    assert Interpreter("3.12", tmp_path / "python").environ()["TORCHINDUCTOR_FX_GRAPH_CACHE"] == "1"
+
+
 def test_a_gpu_run_where_triton_cannot_be_imported_says_so_per_interpreter(tmp_path, monkeypatch, capsys):
     fake = tmp_path / "python"
     fake.write_text("#!/bin/sh\necho \"missing ModuleNotFoundError: No module named 'triton'\"\n")

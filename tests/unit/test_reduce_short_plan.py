@@ -1,7 +1,7 @@
-"""A fast check stops the call plan after the call that showed the finding:
-a compile error at the first call is checked with one compile, not one per
-call of the plan (each later call recompiles and fails again), and the
-confirmation still runs the whole plan."""
+"""A fast check stops the compiled run after the call that showed the
+finding: a compile error at the first call is checked with one compile, not
+one per call of the plan (each later call recompiles and fails again), while
+eager makes every call; the confirmation runs the whole plan."""
 
 from __future__ import annotations
 
@@ -18,22 +18,24 @@ PLAN = ("fresh", "cached", "shape", "carried")
 class _ShowsAt:
     """A pool whose programs show ``verdict`` at call ``at`` of a four-call
     plan on the interpreters ``where(source)`` names, and match elsewhere;
-    it records (source, interpreter, calls) of every run."""
+    it records (source, interpreter, compiled_calls) of every run; eager
+    makes every call, and raises at ``shape`` where the source says so."""
 
     def __init__(self, where, verdict: Verdict = Verdict.COMPILE_ERROR, at: str = "fresh"):
         self.where, self.verdict, self.at, self.runs = where, verdict, at, []
 
     def run_all(self, tasks):
         tasks = list(tasks)
-        self.runs += [(t.program.source, t.interpreter, t.calls) for t in tasks]
+        self.runs += [(t.program.source, t.interpreter, t.compiled_calls) for t in tasks]
         return [self._outcome(t) for t in tasks]
 
     def _outcome(self, task: Task) -> Outcome:
-        labels = PLAN[:task.calls] if task.calls else PLAN
-        eager = [CallResult(label, "tensor([1.])") for label in labels]
+        labels = PLAN[:task.compiled_calls] if task.compiled_calls else PLAN
+        eager = [CallResult(label, "tensor([1.])") if label != "shape" or "eager raises" not in task.program.source
+                 else CallResult(label, exc_type="RuntimeError") for label in PLAN]
         shows = task.interpreter in self.where(task.program.source) and self.at in labels
         if not shows:
-            return Outcome("p", task.interpreter, task.backend, eager=eager, compiled=list(eager))
+            return Outcome("p", task.interpreter, task.backend, eager=eager, compiled=eager[:len(labels)])
         if self.verdict is Verdict.COMPILE_ERROR:
             compiled = [CallResult(label, exc_type="torch._inductor.exc.InductorError") for label in labels]
             return Outcome("p", task.interpreter, task.backend, verdict=Verdict.COMPILE_ERROR, call=self.at,
@@ -50,7 +52,7 @@ def _signature(pool, names):
 
 
 def test_a_compile_error_of_the_first_call_is_checked_with_one_call_and_confirmed_with_the_whole_plan():
-    where = {"kept": {"3.12"}, "smaller": {"3.12"}, "gone": set()}
+    where = {"kept": {"3.12"}, "smaller": {"3.12"}, "gone": set(), "smaller, eager raises": {"3.12"}}
     pool = _ShowsAt(lambda source: where[source])
     sig = _signature(pool, ["3.12"])
     check = SignatureCheck(pool, Program(source="kept"), sig, "inductor", ["3.12"], fast=True)
@@ -60,7 +62,9 @@ def test_a_compile_error_of_the_first_call_is_checked_with_one_call_and_confirme
     pool.runs.clear()
     assert check("smaller") and not check("gone")
     assert check.check_many(["smaller", "gone"]) == [True, False]
-    assert {calls for _, _, calls in pool.runs} == {1}  # candidates: the first call only
+    assert {calls for _, _, calls in pool.runs} == {1}  # candidates: the first call compiled only
+    # eager makes every call: a candidate whose eager raises at a later call is rejected right away
+    assert not check("smaller, eager raises")
     pool.runs.clear()
     assert check.confirm("smaller") and pool.runs == [("smaller", "3.12", None)]
 
