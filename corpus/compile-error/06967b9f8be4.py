@@ -32,8 +32,7 @@ def f():
             except:
                 pass
 
-def inputs():
-    return ()
+inputs = tuple  # no arguments
 
 
 BACKEND = "eager"
