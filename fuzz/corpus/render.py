@@ -377,7 +377,8 @@ def render_case(program: Program, signature: Signature, *, backend: str, torch_v
     says so in its table and its ``__main__`` moves the inputs there first.
     Non-default compile ``settings`` (harness.settings) are its table's
     ``compile`` and a ``__main__`` block before the runner that compiles with them.
-    ``whole_plan``: a divergence runner's plan (``compact_runner``).
+    ``whole_plan``: a divergence runner's plan (``compact_runner``); True for a compile error
+    or crash: the whole plan's runner instead of eager against compiled twice.
     """
     today = datetime.date.today().isoformat()
     table: dict[str, Any] = {
@@ -413,8 +414,8 @@ def render_case(program: Program, signature: Signature, *, backend: str, torch_v
         else:
             parts.append(f"BACKEND = {_toml(backend)}")
         parts[-1] += f"\nFULLGRAPH = {fullgraph}"
-        if signature.kind == "divergence":
-            last = divergence_last_call(signature)
+        if signature.kind == "divergence" or whole_plan:  # a compile error or crash of a later call: whole plan
+            last = divergence_last_call(signature) if signature.kind == "divergence" else None
             parts.append(f"LAST_CALL = {_toml(last) if last else None}  # the plan's calls are made up to this one"
                          f" (None: all)\n\n{_plan_runner(last, body, whole_plan)}")
         elif signature.kind == "timeout":
@@ -431,11 +432,16 @@ def render_case_runners(program: Program, signature: Signature, **kwargs: Any) -
     divergence up to the cached call whose program has code that the plan's
     looks would run, the compact runner first and the whole plan after (the
     looks rarely matter, and the compact case is about 250 lines shorter);
-    otherwise the one text."""
+    for a compile error or crash, eager against compiled twice each first and
+    the whole plan after (an error of the guard, shape or carried call: the
+    default campaign of 2026-12-05 could file neither of its two compile
+    errors, both of the guard call); otherwise the one text."""
     last = divergence_last_call(signature) if signature.kind == "divergence" else None
     body = program_body(program.source)
     if signature.kind == "divergence" and not compact_runner(last, body) and compact_runner(last, body, False):
         return [render_case(program, signature, whole_plan=whole, **kwargs) for whole in (False, True)]
+    if signature.kind in ("compile-error", "crash"):
+        return [render_case(program, signature, **kwargs), render_case(program, signature, whole_plan=True, **kwargs)]
     return [render_case(program, signature, **kwargs)]
 
 
@@ -484,6 +490,8 @@ def rerender(text: str) -> str:
     if not table:
         raise casefile.CaseFileError("not a corpus case: it has no [tool.tcfuzz] table")
     signature = Signature.parse(str(table["signature"]))
+    if signature.kind != "divergence" and "\nLAST_CALL = " in text:
+        whole_plan = True  # a compile error or crash that filing found with the whole plan only
     fresh = render_case(Program(text), signature, backend=str(table["backend"]),
                         torch_version=str(table.get("torch", casefile.DEFAULT_TORCH)),
                         device=str(table.get("device", "cpu")), fullgraph=bool(table.get("fullgraph", False)),

@@ -184,3 +184,44 @@ def test_a_case_whose_inputs_return_one_value_reproduces_standalone(tmp_path, si
                           timeout=240, stdin=subprocess.DEVNULL)
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "missing 1 required positional argument" not in proc.stdout
+
+
+GUARD_CALL_COMPILE_ERROR = '''\
+import torch
+HOP_SCALE = 0.5
+
+@torch.compiler.nested_compile_region
+def region_logged(x, log):
+    log.append(0)
+    return x * HOP_SCALE
+
+def f(x2):
+    xs = []
+    t = region_logged(x2.detach(), xs)
+    region_logged(t, xs)
+    return x2
+
+def inputs():
+    return (torch.randn(0),)
+'''
+
+
+def test_a_compile_error_of_the_guard_call_is_filed_with_the_whole_plan_s_runner(tmp_path):
+    """The default campaign of 2026-12-05 found two compile errors of the
+    guard call (here: the float global HOP_SCALE changed for the guard call,
+    and aot_eager's invoke_subgraph refuses the float operand, torch 2.15.0)
+    and filed neither: eager against compiled twice each never makes the
+    guard call, so ``python CASE`` exited 0. Filing tries that runner first,
+    then the whole plan's, which reproduces."""
+    require_env("3.12")
+    sig = Signature.parse("compile-error|aot|BackendCompilerFailed(AssertionError)@torch/fx/interpreter.py:call_function"
+                          "|3.12")
+    texts = render.render_case_runners(Program(GUARD_CALL_COMPILE_ERROR), sig, backend="aot_eager")
+    assert len(texts) == 2 and all(render.rerender(t) == t for t in texts)
+    codes = []
+    for k, text in enumerate(texts):
+        case = tmp_path / f"case{k}.py"
+        case.write_text(text)
+        codes.append(subprocess.run([str(env_python("3.12")), str(case)], cwd=tmp_path, capture_output=True,
+                                    text=True, timeout=240, stdin=subprocess.DEVNULL).returncode)
+    assert codes == [0, 1]

@@ -247,6 +247,19 @@ def test_a_program_the_plan_s_looks_may_run_gets_the_compact_runner_first_and_th
         "divergence", "dynamo", "value@guard", ("3.12",)), backend="eager")) == 1
 
 
+def test_a_compile_error_or_crash_gets_eager_against_compiled_first_and_the_whole_plan_after():
+    """A compile error of the guard, shape or carried call shows only under the
+    whole plan (tests/slow/test_corpus_store.py runs one); a re-render keeps
+    the runner filing chose."""
+    for kind, detail in (("compile-error", "InductorError(AssertionError)@torch/_inductor/x.py:f"),
+                         ("crash", "SIGSEGV@torch/x.py:f")):
+        sig = Signature(kind, "inductor", detail, ("3.12",))
+        first, whole = render.render_case_runners(Program(PROGRAM), sig, backend="inductor")
+        assert first == render.render_case(Program(PROGRAM), sig, backend="inductor") and "LAST_CALL" not in first
+        assert "LAST_CALL = None" in whole and "class CallPlan" in whole
+        assert render.rerender(first) == first and render.rerender(whole) == whole
+
+
 def test_a_fresh_cached_case_embeds_only_what_its_calls_use_of_the_plan_module():
     """A divergence up to the cached call: harness/plan.py's is_program_class, reset_global_state and
     seed_rngs, from their source (without docstrings), and the imports they need; no guard or shape code."""
