@@ -278,7 +278,8 @@ def minimise_with(config: str, program: Program, sig: Signature, settings: Compi
         del os.environ["TORCHINDUCTOR_CACHE_DIR"]
     return {"lines": result.lines_after, "checks": result.checks, "elapsed_s": round(elapsed_s, 1),
             "checks_per_s": round(result.checks / elapsed_s, 3) if elapsed_s else 0.0,
-            "complete": result.complete, "holds": holds, "plan_calls": check.plan_calls, "jobs": jobs}
+            "complete": result.complete, "holds": holds, "plan_calls": check.plan_calls, "jobs": jobs,
+            "passes": result.passes}
 
 
 def inductor_checks(args: argparse.Namespace, log) -> int:

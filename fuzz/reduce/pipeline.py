@@ -70,6 +70,7 @@ from fuzz.reduce.flow_passes import reduce_bypass, reduce_dataflow, size
 from fuzz.reduce.graph_passes import GraphPhase, reduce_graph
 from fuzz.reduce import block_passes  # noqa: F401 - registers the block passes with graph_passes
 from fuzz.reduce.line_passes import reduce_lines
+from fuzz.reduce.lookahead import Lookahead
 from fuzz.reduce.settings_passes import reduce_settings
 from fuzz.reduce.tidy import drop_unused_arguments, rename_placeholders, smaller_shapes, tidy
 from fuzz.reduce.check import SignatureCheck  # noqa: F401 - where tcfuzz's callers have always found it
@@ -272,7 +273,10 @@ class _Oracle:
                 if self.progress:
                     self.progress(f"{self.current}: {code_lines(source)} lines after {self.checks} checks")
 
-    def __call__(self, source: str) -> bool:
+    def known(self, source: str) -> bool | None:
+        """The answer for ``source`` without a check: the cached one, or False
+        for a candidate that lost an import the case needs; None when only a
+        check can tell."""
         if source in self.cache:
             return self.cache[source]
         if self.submodules and any(path in source and path not in _submodule_imports(source)
@@ -281,6 +285,12 @@ class _Oracle:
             # standing alone has not (AttributeError on torch.nn.attention.flex_attention)
             self.cache[source] = False
             return False
+        return None
+
+    def __call__(self, source: str) -> bool:
+        known = self.known(source)
+        if known is not None:
+            return known
         if self.left_s() <= 0:
             raise _OutOfTime
         self.checks += 1
@@ -289,7 +299,7 @@ class _Oracle:
         return ok
 
     def many(self, sources: Sequence[str]) -> list[bool]:
-        todo = list(dict.fromkeys(s for s in sources if s not in self.cache))
+        todo = list(dict.fromkeys(s for s in sources if self.known(s) is None))
         if todo:
             if self.left_s() <= 0:
                 raise _OutOfTime
@@ -392,10 +402,22 @@ def reduce_statements(oracle: _Oracle, keep: frozenset[str], jobs: int) -> None:
             path += 1  # this block is minimal; blocks are re-listed from the new best
 
 
-def reduce_with_pysource_minimize(oracle: _Oracle) -> None:
-    """pysource-minimize (AST-level) over the best source so far. Its own
-    failures end this pass with the best source it reached (0.10.1 asserts
-    "missing case <ast.MatchStar>" where a star pattern must stay)."""
+def reduce_with_pysource_minimize(oracle: _Oracle, jobs: int = 1) -> None:
+    """pysource-minimize (AST-level) over the best source so far, its checks
+    ``oracle.batch(jobs)`` at a time: its search asks one candidate at a
+    time, and a forked lookahead predicts the candidates it will ask next if
+    this one fails (fuzz.reduce.lookahead), so that they are checked
+    together; the result is the one of checking one at a time, and the
+    checks of predicted candidates the search never asked are counted as
+    ``source/pysource-minimize-ahead``. A candidate larger (lines, then
+    characters) than the smallest source the search has accepted
+    (pysource-minimize's rendering of the start, ``ast.unparse``, to begin
+    with) is taken as failing without a check: it cannot become the result,
+    and pysource-minimize's value strategy halves a float literal that the
+    bug needs (0.5, 0.25, ... 1e-300) with every halving holding, 130 of
+    26acb2151f73's 166 checks in a 90 s budget. Its own failures end this
+    pass with the best source it reached (0.10.1 asserts "missing case
+    <ast.MatchStar>" where a star pattern must stay)."""
     oracle.current = "source/pysource-minimize"
     try:
         import pysource_minimize  # the host has it; a worker env running fuzz.reduce.remote may not
@@ -403,15 +425,32 @@ def reduce_with_pysource_minimize(oracle: _Oracle) -> None:
         log.warning("pysource-minimize is not installed in %s: its pass is skipped (run scripts/provision.sh)",
                     sys.executable)
         return
+    start = oracle.best
+    bound = max(size(start), size(ast.unparse(ast.parse(start))))
+    lookahead = Lookahead(oracle.known, oracle.many, oracle.batch(jobs))
+
+    def check(source: str) -> bool:
+        nonlocal bound
+        if size(source) > bound:
+            return False
+        ok = lookahead(source)
+        if ok:
+            bound = min(bound, size(source))
+        return ok
+
     try:
-        reduced = pysource_minimize.minimize(oracle.best, oracle, compilable=True)
+        reduced = lookahead.run(lambda: pysource_minimize.minimize(start, check, compilable=True))
     except _OutOfTime:
         raise
     except Exception as e:  # noqa: BLE001 - a third-party reducer's bug must not lose the case
         log.warning("pysource-minimize stopped with %s: %s; keeping the smallest source it reached",
                     type(e).__name__, str(e).splitlines()[0] if str(e) else "")
         return
-    oracle(reduced)
+    finally:
+        if lookahead.wasted:
+            oracle.passes.setdefault("source/pysource-minimize-ahead", [0, 0])[0] += lookahead.wasted
+    if oracle(reduced) and size(reduced) <= size(oracle.best):
+        oracle.take(reduced)  # pysource-minimize's own result, not a smaller success of a batch's abandoned path
 
 
 # ---------------------------------------------------------------- tidy
@@ -585,7 +624,7 @@ def minimize_source(source: str, check: Callable[[str], bool], *, budget_s: floa
     stage("source", lambda: reduce_statements(oracle, keep, jobs), tidy_at)
     stage("source", lambda: reduce_bypass(oracle, entry, jobs), tidy_at)
     stage("graph", lambda: reduce_graph(oracle, entry, inputs, GraphPhase.VALUES, jobs), tidy_at)
-    stage("source", lambda: reduce_with_pysource_minimize(oracle), tidy_at)
+    stage("source", lambda: reduce_with_pysource_minimize(oracle, jobs), tidy_at)
     stage("tidy", lambda: tidy_passes(oracle, entry, inputs), deadline)
     oracle.confirm_best()
     result = oracle.best if code_lines(oracle.best) <= code_lines(body) else body  # readable names may add characters

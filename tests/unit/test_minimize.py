@@ -430,3 +430,41 @@ def test_a_candidate_that_still_reads_a_submodule_keeps_its_import() -> None:
     assert oracle("import torch\n\n" + body) is False
     assert oracle.checks == 0  # refused without a check
     assert oracle("import torch\n\ndef f(q):\n    return q\n") is True  # nothing reads it: it may go
+
+
+def test_pysource_minimize_checked_in_batches_ends_where_one_at_a_time_does():
+    """A forked lookahead predicts pysource-minimize's next candidates from the answers of
+    batched checks, so the result is the sequential one; its checks come in
+    batches of ``jobs`` (a check that holds only while the marker and a
+    computation on it stay, so the search takes several steps)."""
+    from fuzz.reduce.pipeline import _Oracle, reduce_with_pysource_minimize
+
+    def holds(source: str) -> bool:
+        return keeps_marker(source) and "sin" in source
+
+    def run(jobs: int) -> tuple[str, list[int], dict]:
+        batches: list[int] = []
+
+        class Batched:
+            def __call__(self, source):
+                batches.append(1)
+                return holds(source)
+
+            def check_many(self, sources):
+                batches.append(len(sources))
+                return [holds(s) for s in sources]
+
+        oracle = _Oracle(Batched(), SOURCE, float("inf"), None)
+        reduce_with_pysource_minimize(oracle, jobs)
+        return oracle.best, batches, oracle.passes
+
+    one_best, one_batches, _ = run(1)
+    many_best, many_batches, passes = run(3)
+    assert holds(many_best) and code_lines(many_best) < code_lines(SOURCE)
+    assert many_best == one_best
+    assert set(one_batches) == {1} and max(many_batches) == 3, many_batches
+    assert len(many_batches) < 0.6 * len(one_batches), (len(many_batches), len(one_batches))
+    wasted = passes.get("source/pysource-minimize-ahead", [0, 0])[0]
+    # every candidate of the sequential search, and the abandoned ones (of which the search may meet some later)
+    assert sum(one_batches) <= sum(many_batches) <= sum(one_batches) + wasted, (sum(many_batches), sum(one_batches),
+                                                                                 wasted)

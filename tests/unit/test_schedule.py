@@ -333,6 +333,24 @@ def test_the_fuzz_phase_keeps_only_the_filing_time_its_finds_need(tmp_path, plan
         assert not campaign.new and 1200.0 - 60.0 <= clock.now_s <= 1200.0
 
 
+def test_graph_breaks_reserve_one_case_s_filing_time_and_every_bug_its_own(tmp_path):
+    """Ten new graph breaks and regressions keep one case's time for filing,
+    not ten, so they do not end the fuzz phase; each bug keeps its minimise
+    budget and confirmation."""
+    campaign = _campaign(tmp_path, "reserve-kinds", "yield")
+    program = _programs(1)
+    for n in range(10):
+        kind = "graph-break" if n % 2 else "graph-break-regression"
+        sig = Signature(kind, "dynamo", f"Unsupported method call {n}", ("3.12",))
+        campaign.new[sig.key] = (Finding(sig, "eager"), program)
+    assert campaign._filing_reserve_s() == loop.MIN_CASE_BUDGET_S
+    for n in range(2):
+        sig = Signature("compile-error", "aot", f"AssertionError@torch/x{n}.py:f", ("3.12",))
+        campaign.new[sig.key] = (Finding(sig, "aot_eager"), program)
+    bug_s = campaign.config.minimise_budget_s + campaign.confirm_s
+    assert campaign._filing_reserve_s() == 2 * bug_s + loop.MIN_CASE_BUDGET_S
+
+
 def test_an_off_ladder_bug_or_a_backend_only_graph_break_on_a_sampled_cell_is_confirmed():
     """A planted compiler's bug is keyed apart from eager's even when eager
     shows the same cause, and a graph break only a slower backend shows is
