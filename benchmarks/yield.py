@@ -25,6 +25,12 @@ curve by fifths of the CPU time, the key files' shares):
 
     .venv/bin/python benchmarks/yield.py --cpu-minutes 30 --a "--no-guidance" --b ""
 
+Before and after a change, in one run (A runs a git worktree of the earlier
+commit, whose .tox links to this checkout's):
+
+    git worktree add /tmp/before HEAD~1 && ln -s $PWD/.tox /tmp/before/.tox
+    .venv/bin/python benchmarks/yield.py --cpu-minutes 30 --a "" --b "" --a-checkout /tmp/before
+
 Defaults: A is the configuration the default campaign ran before the cell
 scheduler (every backend on every interpreter), B today's default.
 """
@@ -69,12 +75,12 @@ def empty_corpus(source: Path, dest: Path) -> Path:
 
 
 class Arm:
-    """One configuration's campaign: its folder, corpus and the CPU it had."""
+    """One configuration's campaign: its folder, corpus, the checkout it runs and the CPU it had."""
 
-    def __init__(self, name: str, extra: list[str], work: Path, common: list[str]):
-        self.name, self.extra, self.common = name, extra, common
+    def __init__(self, name: str, extra: list[str], work: Path, common: list[str], root: Path = ROOT):
+        self.name, self.extra, self.common, self.root = name, extra, common, root
         self.out = work / f"campaign-{name}"
-        self.corpus = empty_corpus(ROOT / "corpus", work / f"corpus-{name}")
+        self.corpus = empty_corpus(root / "corpus", work / f"corpus-{name}")
         self.cpu_s = 0.0
         self.wall_s = 0.0
         self.budget_s = 0.0
@@ -91,7 +97,7 @@ class Arm:
         before_cpu, started = children_cpu_s(), time.monotonic()
         log = (self.out.parent / f"{self.name}.log").open("a")
         print(f"[yield] {self.name} slice {self.slices + 1}: {shlex.join(cmd[2:])}", file=sys.stderr, flush=True)
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=self.root, stdout=log, stderr=subprocess.STDOUT)
         try:
             proc.wait(timeout=slice_s + SLICE_GRACE_S)
         except subprocess.TimeoutExpired:
@@ -196,13 +202,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpu-minutes", type=float, default=30.0, help="CPU minutes each configuration gets")
     parser.add_argument("--slice-minutes", type=float, default=6.0, help="wall minutes of one slice")
     parser.add_argument("--seed", type=int, default=7000000)
+    parser.add_argument("--a-checkout", type=Path, default=ROOT,
+                        help="the tcfuzz checkout configuration A runs (default this one): a git worktree of an "
+                             "earlier commit, with .tox linked to this checkout's, compares before and after a change")
+    parser.add_argument("--b-checkout", type=Path, default=ROOT, help="the tcfuzz checkout configuration B runs")
     parser.add_argument("--work", help="folder for both campaigns (default: a new temporary one)")
     parser.add_argument("--json", help="also write the figures as JSON here")
     args = parser.parse_args(argv)
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="tcfuzz-yield-"))
     work.mkdir(parents=True, exist_ok=True)
     common = shlex.split(args.common) + ["--seed", str(args.seed)]
-    arms = [Arm("A", shlex.split(args.a), work, common), Arm("B", shlex.split(args.b), work, common)]
+    arms = [Arm("A", shlex.split(args.a), work, common, args.a_checkout.resolve()),
+            Arm("B", shlex.split(args.b), work, common, args.b_checkout.resolve())]
     target_cpu_s = 60.0 * args.cpu_minutes
     slice_s = 60.0 * args.slice_minutes
     cores = os.cpu_count() or 1
@@ -216,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         if arm.slices > 4 * target_cpu_s / max(slice_s, 1.0) + 4:
             print("[yield] error: slices use no CPU; see the logs in " + str(work), file=sys.stderr)
             return 3
-    rows = {f"{a.name}: {' '.join(a.extra)}": figures(a) for a in arms}
+    rows = {f"{a.name}: {' '.join(a.extra)}" + (f" ({a.root.name})" if a.root != ROOT else ""): figures(a) for a in arms}
     print_table(rows)
     print(f"campaigns and logs: {work}")
     if args.json:
