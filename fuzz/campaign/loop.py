@@ -20,8 +20,8 @@ import dataclasses
 import datetime
 import logging
 import os
+import queue
 import signal
-import statistics
 import threading
 import time
 from collections.abc import Callable
@@ -35,6 +35,7 @@ from fuzz.campaign import interpreters as interpreter_specs
 from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.database import CampaignDB
 from fuzz.campaign.guidance import META_KEY as GUIDANCE_META_KEY, Guidance
+from fuzz.campaign.pace import ProgramPace
 from fuzz.campaign.schedule import Cell, CellScheduler, Role
 from fuzz.campaign.workers import RUN_TIMEOUT_S, Task, WorkerPool
 from fuzz.corpus import backlog
@@ -62,10 +63,6 @@ MIN_CASE_BUDGET_S = 150.0
 # Seconds `python CASE` on every interpreter is assumed to take until one
 # filing of this campaign has measured it.
 CONFIRM_ESTIMATE_S = 40.0
-# Programs whose wall times (submission to last result) the fuzz phase's
-# running mean covers: recent ones, so the first programs' compiler warm-up
-# fades out.
-PACE_WINDOW = 8
 # Programs minimised per divergence signature in a campaign: one wrong-result
 # signature before minimisation can hold several bugs that their minimised
 # programs' language features tell apart (fuzz.triage.language).
@@ -106,55 +103,6 @@ class CampaignResult:
     summary: dict[str, Any]
     out_dir: Path
     new_buckets: int
-
-
-class ProgramPace:
-    """How long a program started now is expected to take, in seconds: the
-    running mean of the wall time of the last ``window`` programs, from
-    submission to their last result (in-flight queueing included), and the
-    time the runs in flight need at the pool's recent rate of results.
-
-    The mean of the finished programs alone underestimates while the slow
-    ones are still running (Inductor compiles on a loaded machine): a
-    default campaign at a load of 7 on 2 cores spent all but 54 s of its
-    720 fuzzing and draining, and filed nothing. A new program's runs queue
-    behind those in flight, so the drain (Little's law: runs in flight times
-    the mean seconds between results) bounds it from below."""
-
-    def __init__(self, window: int = PACE_WINDOW):
-        self.recent: collections.deque[float] = collections.deque(maxlen=window)
-        self.results_s: collections.deque[float] = collections.deque(maxlen=window + 1)
-
-    def record(self, wall_s: float) -> None:
-        """A program finished after ``wall_s`` seconds."""
-        self.recent.append(wall_s)
-
-    def record_result(self, now_s: float) -> None:
-        """A run's result came back at ``now_s`` (seconds, the campaign's clock)."""
-        self.results_s.append(now_s)
-
-    def expected_s(self) -> float:
-        """The mean of the recent wall times; 0.0 before any program finished."""
-        return statistics.fmean(self.recent) if self.recent else 0.0
-
-    def drain_s(self, runs: int) -> float:
-        """Seconds until ``runs`` more results come back at the recent rate
-        (0.0 before two results)."""
-        if len(self.results_s) < 2:
-            return 0.0
-        interval_s = (self.results_s[-1] - self.results_s[0]) / (len(self.results_s) - 1)
-        return runs * interval_s
-
-    def fits(self, now_s: float, deadline_s: float, queued_runs: int = 0, queued_work_s: float = 0.0,
-             parallel: int = 1) -> bool:
-        """Whether a program started at ``now_s`` is expected to end by
-        ``deadline_s``, its runs behind ``queued_runs`` others (those in
-        flight and its own), which need ``queued_work_s`` seconds of runs
-        at each one's backend's mean (an Inductor run is tens of eager ones:
-        the rate of results, mostly eager, says too little) spread over
-        ``parallel`` workers that run at once."""
-        drain_s = max(self.drain_s(queued_runs), queued_work_s / max(1, parallel))
-        return now_s + max(self.expected_s(), drain_s) <= deadline_s
 
 
 class Campaign:
@@ -415,13 +363,19 @@ class Campaign:
         confirmed: set[int] = set()  # programs whose confirmations were decided (_confirmations)
         retried: set[int] = set()  # programs whose timed-out runs were run again (_timeout_retries)
 
+        withdrawn: set[int] = set()  # programs taken back unfinished (withdraw_unstarted)
+
+        def phase_end_s() -> float | None:
+            """Seconds after the start by which the phase is to have ended."""
+            if deadline_s is not None and latest_s is not None:
+                return max(deadline_s, latest_s - self._filing_reserve_s())
+            return deadline_s
+
         def out_of_budget() -> bool:
             if self._out_of_programs():
                 return True
             # stop when the next program is expected to end past the deadline
-            until_s = deadline_s
-            if deadline_s is not None and latest_s is not None:
-                until_s = max(deadline_s, latest_s - self._filing_reserve_s())
+            until_s = phase_end_s()
             if until_s is None:
                 return False
             # the next program's runs queue behind those in flight
@@ -434,6 +388,32 @@ class Campaign:
             task_id = self.pool.submit(task)
             seq_of_task[task_id] = seq
             backend_of_task[task_id] = task.backend
+
+        def withdraw_unstarted() -> None:
+            """At the phase's end, take back the programs with a planned run
+            no worker has started (a worker's queue can hold several Inductor
+            runs: the drain of 2026-12-05's side-by-side campaign ran 94 s
+            past its end and left 86 s, too little to file any of its 14 new
+            buckets). Such a program runs again first in the next round or
+            ``--resume``; one whose finished runs show a bug, or that waits
+            on its confirmations, stage checks or retries, is kept."""
+            def keep(task_id: int) -> bool:
+                seq = seq_of_task[task_id]
+                if seq in confirmed or seq in stage_checked or seq in retried:
+                    return True
+                return any(o.verdict.is_bug for o in inflight[seq][1].values())
+            taken = self.pool.withdraw(keep)
+            for task_id, _ in taken:
+                withdrawn.add(seq_of_task.pop(task_id))
+                backend_of_task.pop(task_id, None)
+            seqs = sorted(seq for seq in withdrawn if seq in inflight)
+            for seq in seqs:
+                submitted_s.pop(seq, None)
+                self.resume_queue.append((seq, inflight.pop(seq)[0]))
+            self.resume_queue.sort(key=lambda sp: sp[0])
+            if seqs:
+                log.info("the fuzz phase ended with %d planned runs not started: %d programs taken back, "
+                         "to run first in the next round or --resume", len(taken), len(seqs))
 
         while True:
             while not out_of_budget() and self.pool.pending < limit:
@@ -453,18 +433,31 @@ class Campaign:
                     submit(task, seq)
             if not self.pool.pending:
                 break
-            task_id, task, outcome = self.pool.next_result()
+            # wake at the phase's end to take back what no worker has started
+            end_s = phase_end_s()
+            wait_s = None if end_s is None else end_s - (self.clock() - self.started)
+            if wait_s is not None and wait_s <= 0:
+                withdraw_unstarted()
+                wait_s = None
+                if not self.pool.pending:
+                    break
+            try:
+                task_id, task, outcome = self.pool.next_result(wait_s)
+            except queue.Empty:
+                continue
             self.pace.record_result(self.clock() - self.started)
             backend_of_task.pop(task_id, None)
             self.runs_by_backend[task.backend] = self.runs_by_backend.get(task.backend, 0) + 1
             seq = seq_of_task.pop(task_id)
-            program, outcomes, expected = inflight[seq]
-            outcomes[(task.interpreter, task.backend, task.threads)] = outcome
             self.elapsed_by_backend[task.backend] = self.elapsed_by_backend.get(task.backend, 0.0) + outcome.elapsed_s
             if not task.threads:
                 self.cells.record_run(Cell(task.interpreter, task.backend), outcome.cpu_s or outcome.elapsed_s,
                                       self._role(seq, task))
             self.progress.runs += 1
+            if seq in withdrawn:  # its program runs again whole
+                continue
+            program, outcomes, expected = inflight[seq]
+            outcomes[(task.interpreter, task.backend, task.threads)] = outcome
             if len(outcomes) == expected and seq not in retried:
                 retried.add(seq)
                 for task_again in self._timeout_retries(program, outcomes):  # their outcomes replace the timeouts'

@@ -29,7 +29,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -467,6 +467,28 @@ class WorkerPool:
         if isinstance(result, BaseException):
             raise result
         return seq, task, result
+
+    def withdraw(self, keep: Callable[[int], bool]) -> list[tuple[int, Task]]:
+        """Take back the tasks no worker has started yet, but those whose id
+        ``keep`` holds to, and return them as (task id, task) in queue order;
+        ``pending`` drops by their number. A task a worker is running is not
+        touched: its result still comes back from ``next_result``."""
+        taken: list[tuple[int, Task]] = []
+        for q in self.queues.values():
+            held = []
+            while True:
+                try:
+                    item = q.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None or keep(item[0]):
+                    held.append(item)
+                else:
+                    taken.append(item)
+            for item in held:
+                q.put(item)
+        self.pending -= len(taken)
+        return taken
 
     def run_all(self, tasks: Iterable[Task]) -> list[Outcome]:
         """Run tasks and return their outcomes in submission order."""

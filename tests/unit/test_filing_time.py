@@ -5,6 +5,7 @@ check falls back to the last fully confirmed source."""
 
 from __future__ import annotations
 
+import queue
 from pathlib import Path
 
 from harness.outcome import GraphBreak, Outcome, Verdict
@@ -344,3 +345,75 @@ def test_a_graph_break_case_keeps_eager_s_behaviour():
                                ["3.12", "3.13"], fast=fast)
         assert check("kept") and check("smaller") and not check("smaller, raises")
         assert not check.confirm("smaller, raises")
+
+
+class _QueuedPool(_SlowingPool):
+    """As _SlowingPool, with its queue's head as the run a worker has
+    started: ``withdraw`` takes back the others that ``keep`` lets go, and
+    ``next_result`` returns by ``timeout_s`` (queue.Empty) as the pool does."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.head_spent_s = 0.0
+
+    def next_result(self, timeout_s=None):
+        left_s = (self.slow_s if self.runs + 1 > self.fast_runs else self.task_s) - self.head_spent_s
+        if timeout_s is not None and timeout_s < left_s:
+            self.clock.now_s += timeout_s
+            self.head_spent_s += timeout_s
+            raise queue.Empty
+        spent_s, self.head_spent_s = self.head_spent_s, 0.0
+        self.clock.now_s -= spent_s  # the run's time already passed
+        return super().next_result(timeout_s)
+
+    def withdraw(self, keep):
+        head, rest = self.queue[:1], self.queue[1:]
+        taken = [item for item in rest if not keep(item[0])]
+        self.queue = head + [item for item in rest if keep(item[0])]
+        return taken
+
+
+class _UnwithdrawablePool(_SlowingPool):
+    """As _SlowingPool, whose queued runs cannot be taken back."""
+
+    def withdraw(self, keep):
+        return []
+
+
+def test_at_the_phase_end_the_runs_no_worker_started_are_taken_back_and_run_first_next(tmp_path):
+    """Runs of 10 s, then of 120 s with four queued: the pace cannot see
+    the queue's cost coming, and waiting for it ran 300 s past the 600 s
+    end. At the end the programs with a run not started are taken back
+    whole: the phase ends within the one run started, and they are the
+    next round's (or ``--resume``'s) first programs, in order."""
+    def slow_fuzz(pool_type):
+        clock = _Clock()
+        campaign = _campaign(tmp_path, pool_type.__name__, clock)
+        campaign.pool = pool_type(clock, task_s=10.0, slow_s=120.0, fast_runs=40)
+        campaign._next_program = lambda seed: Program(f"import torch\n\ndef f(x):\n    return x + {seed}\n\n"
+                                                      "def inputs():\n    return (torch.ones(1),)\n", seed=seed)
+        campaign._fuzz(deadline_s=600.0)
+        return campaign, clock.now_s
+
+    _, waited_until_s = slow_fuzz(_UnwithdrawablePool)  # the drain runs every queued run
+    campaign, ended_s = slow_fuzz(_QueuedPool)
+    assert ended_s <= 600.0 + 120.0 < waited_until_s, (ended_s, waited_until_s)
+    taken = [seq for seq, _ in campaign.resume_queue]
+    assert taken == sorted(taken) and taken, taken
+    assert [seq for seq, _ in campaign.db.unfinished_programs()] == taken
+    campaign.pool.task_s = campaign.pool.slow_s = 1.0
+    campaign._fuzz(deadline_s=campaign.clock.now_s + 1200.0)
+    done = {row["seq"] for row in campaign.db.programs() if row["done"]}
+    assert set(taken) <= done and max(done) > max(taken), (taken, done)
+
+
+def test_the_pool_gives_back_the_tasks_no_worker_started_but_those_kept(tmp_path):
+    """WorkerPool.withdraw (no worker started: every task is still queued)."""
+    from fuzz.campaign.workers import Task, WorkerPool
+
+    pool = WorkerPool([Interpreter(n, Path(f"/nonexistent/python{n}")) for n in ("3.12", "3.13")], log_dir=tmp_path)
+    program = Program("def f():\n    return 1\n")
+    ids = [pool.submit(Task(program, n, "eager", "cpu", False)) for n in ("3.12", "3.13", "3.12", "3.13")]
+    taken = pool.withdraw(keep=lambda task_id: task_id == ids[2])
+    assert sorted(task_id for task_id, _ in taken) == [ids[0], ids[1], ids[3]]
+    assert pool.pending == 1 and pool.queues["3.12"].get_nowait()[0] == ids[2]
