@@ -21,8 +21,6 @@ import datetime
 import logging
 import os
 import queue
-import signal
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +35,7 @@ from fuzz.campaign.database import CampaignDB
 from fuzz.campaign.guidance import META_KEY as GUIDANCE_META_KEY, Guidance
 from fuzz.campaign.pace import ProgramPace
 from fuzz.campaign.schedule import Cell, CellScheduler, Role
+from fuzz.campaign.sigterm import stop_on_sigterm
 from fuzz.campaign.workers import RUN_TIMEOUT_S, Task, WorkerPool
 from fuzz.corpus import backlog
 from fuzz.corpus.filing import file_finding, known_signature_ids, narrowed_signature_ids, torch_version_of
@@ -81,6 +80,10 @@ INFLIGHT_PER_WORKER = 2
 # an hour minimising graph breaks.
 FILING_SHARE_UNBUDGETED = 1.0
 FILING_FLOOR_S = 2 * MIN_CASE_BUDGET_S
+# Least time left after a round's filing, in seconds, that a last round
+# fuzzes (its new buckets wait in the backlog): the default campaign of
+# 2026-12-06 ended 75 s before its 12 minutes with the workers idle.
+LAST_ROUND_MIN_S = 60.0
 
 
 @dataclasses.dataclass
@@ -253,10 +256,28 @@ class Campaign:
             if config.minimise:
                 self._file_new_buckets()
                 self.new.clear()
-            # another round only where its filing share still holds a case
-            if config.budget_s is None or self._out_of_programs() or self.progress.programs == programs_before \
-                    or config.budget_s - (self.clock() - self.started) < 2 * MIN_CASE_BUDGET_S:
+            if config.budget_s is None or self._out_of_programs() or self.progress.programs == programs_before:
                 break
+            # another round only where its filing share still holds a case
+            left_s = config.budget_s - (self.clock() - self.started)
+            if left_s < 2 * MIN_CASE_BUDGET_S:
+                if config.minimise and left_s >= LAST_ROUND_MIN_S:
+                    self._last_round()
+                break
+
+    def _last_round(self) -> None:
+        """Fuzz the time left after filing, too short for a round with a
+        case's filing in it, until the budget's end less the slowest
+        backend's mean run (a run started before the end may finish after
+        it); what it finds waits in the corpus backlog, filed first by the
+        next campaign."""
+        config = self.config
+        assert config.budget_s is not None
+        margin_s = max((self._mean_run_s(b) for b in config.backends), default=0.0)
+        self._fuzz(config.budget_s - margin_s)
+        self._attribute_new()
+        self._file_new_buckets()  # no case's time is left: into the backlog
+        self.new.clear()
 
     def _drop_unsupported(self, infos: dict[str, Any]) -> None:
         """Take out of the campaign each interpreter whose torch refuses
@@ -755,26 +776,6 @@ def _eager_raises_everywhere(outcomes: list[Outcome]) -> bool:
     """Whether the program's first eager call raised on every interpreter that ran it."""
     eager = [o for o in outcomes if o.eager and not o.threads]
     return bool(eager) and all(o.eager[0].exc_type for o in eager)
-
-
-class stop_on_sigterm:
-    """While entered (in the main thread), SIGTERM, what CI runners and
-    ``timeout`` send, raises KeyboardInterrupt as Ctrl-C does, so a campaign
-    stopped either way writes its report. Elsewhere it does nothing."""
-
-    def __enter__(self) -> stop_on_sigterm:
-        self.previous = None
-        if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGTERM, _interrupt)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.previous is not None:
-            signal.signal(signal.SIGTERM, self.previous)
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
 
 def filing_priority(finding: Finding, interpreter_count: int) -> int:

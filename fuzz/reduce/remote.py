@@ -15,7 +15,8 @@ The protocol is one JSON object per line: the host writes the request, then
 answers each ``check``, ``many`` and ``confirm`` message with ``{"ok": ...}``
 (``{"oks": [...]}`` for ``many``); ``fast`` (the check's fast mode turned
 off after a failed confirmation) and ``progress`` get no answer; ``done``
-carries the MinimizeResult. The remote's own ``print`` and logging go to its
+carries the MinimizeResult, and ``could_not`` the reason when the input
+itself no longer shows its signature (raised here as CouldNotMinimize). The remote's own ``print`` and logging go to its
 stderr, which the host keeps in a temporary file and logs when the process
 fails.
 """
@@ -28,6 +29,8 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Sequence
 from typing import IO, Any
+
+from fuzz.errors import CouldNotMinimize
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +51,13 @@ def minimize_elsewhere(source: str, check: Callable[[str], bool], python: str, e
     for at most ``budget_s`` seconds. Returns the remote MinimizeResult's
     fields (fuzz.reduce.pipeline builds it), or None when the remote process could not run
     or did not finish (it is logged, with the tail of its stderr; the
-    caller falls back to its own passes). Never raises for the remote's
-    failure; a ``check`` that raises propagates after the remote process is
-    stopped."""
+    caller falls back to its own passes). Raises CouldNotMinimize when the
+    remote's first check, of ``source`` itself, fails: the host's own check
+    of it had held, so the signature is flaky and the host's line passes
+    would spend the budget on candidates that cannot hold (a campaign of
+    2026-12-06 spent 136 s of its 218 s of filing so, 133 checks, none
+    accepted). Never raises for the remote's failure; a ``check`` that
+    raises propagates after the remote process is stopped."""
     request = {"source": source, "budget_s": budget_s, "jobs": jobs, "stages": list(stages), "entry": entry,
                "inputs": inputs, "fast": bool(getattr(check, "fast", False)),
                "spread": int(getattr(check, "spread", 1)), "confirm": hasattr(check, "confirm"),
@@ -64,12 +71,16 @@ def minimize_elsewhere(source: str, check: Callable[[str], bool], python: str, e
             return None
         assert proc.stdin is not None and proc.stdout is not None
         done: dict[str, Any] | None = None
+        could_not: str | None = None
         try:
             send(proc.stdin, request)
             for line in proc.stdout:
                 message = json.loads(line)
                 if "done" in message:
                     done = message["done"]
+                    break
+                if "could_not" in message:
+                    could_not = str(message["could_not"])
                     break
                 if "progress" in message:
                     if progress:
@@ -95,6 +106,10 @@ def minimize_elsewhere(source: str, check: Callable[[str], bool], python: str, e
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        if could_not is not None:
+            # the same check the host's input passed, failing now: a flaky
+            # signature, which no later pass would hold either
+            raise CouldNotMinimize(f"on {python}, {could_not} (checked again: it showed once)")
         if done is None:
             stderr.seek(0)
             tail = stderr.read()[-2000:]

@@ -2,7 +2,9 @@
 
 Runs in the worker env of an interpreter that parses the program; reads the
 request from stdin, runs ``minimize_source``'s parsing stages with every
-check asked of the host over the pipe, and writes ``done``.
+check asked of the host over the pipe, and writes ``done`` (or
+``could_not`` with the reason, when the input no longer shows its
+signature).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import sys
 from typing import IO, Any
 
 from harness.program import Program
+from fuzz.errors import CouldNotMinimize
 from fuzz.reduce.pipeline import minimize_source
 from fuzz.reduce.remote import send
 
@@ -52,7 +55,7 @@ class _HostCheck:
 
 
 def main() -> int:
-    """Read the request from stdin, minimise, write ``done`` to stdout."""
+    """Read the request from stdin, minimise, write ``done`` (or ``could_not``) to stdout."""
     reader, writer = sys.stdin, sys.stdout
     sys.stdout = sys.stderr  # the pipe carries the protocol only
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
@@ -60,9 +63,13 @@ def main() -> int:
     check = _HostCheck(reader, writer, fast=request["fast"], spread=request["spread"], confirm=request["confirm"],
                        many=request["many"])
     program = Program(request["source"], entry=request["entry"], inputs=request["inputs"])
-    result = minimize_source(request["source"], check, budget_s=request["budget_s"], program=program,
-                             jobs=request["jobs"], stages=request["stages"],
-                             progress=lambda message: send(writer, {"progress": message}))
+    try:
+        result = minimize_source(request["source"], check, budget_s=request["budget_s"], program=program,
+                                 jobs=request["jobs"], stages=request["stages"],
+                                 progress=lambda message: send(writer, {"progress": message}))
+    except CouldNotMinimize as e:  # the host's check no longer holds on the input: said, not a crash
+        send(writer, {"could_not": str(e)})
+        return 0
     send(writer, {"done": {"source": result.source, "lines_before": result.lines_before,
                             "lines_after": result.lines_after, "checks": result.checks, "accepted": result.accepted,
                             "elapsed_s": result.elapsed_s, "complete": result.complete, "passes": result.passes,

@@ -417,3 +417,35 @@ def test_the_pool_gives_back_the_tasks_no_worker_started_but_those_kept(tmp_path
     taken = pool.withdraw(keep=lambda task_id: task_id == ids[2])
     assert sorted(task_id for task_id, _ in taken) == [ids[0], ids[1], ids[3]]
     assert pool.pending == 1 and pool.queues["3.12"].get_nowait()[0] == ids[2]
+
+
+def test_the_time_left_after_filing_too_short_for_a_case_is_fuzzed_and_its_finds_wait(tmp_path, monkeypatch):
+    """Filing ends with 100 s of the 600 s left: no round with a case's
+    filing fits (2 x MIN_CASE_BUDGET_S), so the campaign fuzzes those 100 s
+    (it used to stop, its workers idle) and what they find waits in the
+    backlog; it ends within the budget."""
+    clock = _Clock()
+    campaign = _campaign(tmp_path, "last", clock)
+    pool = campaign.pool = _SlowPool(clock, task_s=1.0)
+    pool.start = lambda: {}
+    crash = _finding("crash", "SIGSEGV@torch/x.py:f")
+    filings: list[float] = []
+
+    def file_new_buckets():
+        filings.append(clock.now_s)
+        if len(filings) == 1:
+            clock.now_s = 500.0  # the first round's filing
+        else:
+            campaign.new = {crash.signature.key: (crash, _program("crash"))}  # found in the last round
+            loop.Campaign._file_new_buckets(campaign)
+
+    campaign._file_new_buckets = file_new_buckets
+    campaign._filing_reserve_s = lambda: 300.0
+    campaign._next_program = lambda seed: Program(f"import torch\n\ndef f(x):\n    return x + {seed}\n\n"
+                                                  "def inputs():\n    return (torch.ones(1),)\n", seed=seed)
+    campaign._run_rounds()
+    assert len(filings) == 2 and filings[0] <= 300.0, filings
+    assert 590.0 <= clock.now_s <= 600.0, clock.now_s
+    after_filing = [row for row in campaign.db.programs() if row["done"]]
+    assert campaign.progress.programs == len(after_filing) > 0
+    assert list(backlog.load(tmp_path / "corpus")) == [crash.signature.key]

@@ -9,6 +9,8 @@ import sys
 import pytest
 
 from fuzz.campaign.interpreters import Interpreter
+from fuzz.errors import CouldNotMinimize
+from fuzz.corpus.render import program_body
 from fuzz.reduce.pipeline import minimize_source, parses_here
 from fuzz.triage.signature import Signature
 from tests.conftest import env_python
@@ -102,3 +104,25 @@ def test_a_remote_that_cannot_start_leaves_the_host_s_line_passes(tmp_path):
     result = minimize_source(NEWEST_GRAMMAR, check, budget_s=30)
     assert "source/lines" in result.passes and result.lines_after < result.lines_before
     assert "ValueError, IndexError" in result.source
+
+
+class FlakyCheck(HostCheck):
+    """Holds on its first call only: a signature that showed once, as a
+    campaign's flaky divergence does."""
+
+    def __call__(self, source: str) -> bool:
+        self.asked.append(source)
+        return len(self.asked) == 1
+
+
+def test_a_signature_that_no_longer_holds_on_the_remote_s_first_check_is_not_minimised_by_lines():
+    if sys.version_info >= (3, 15):
+        pytest.skip("this host parses 3.15 grammar")
+    name = _newest_env()
+    source = NEWEST_GRAMMAR if name == "3.15" else NEWEST_GRAMMAR.replace(
+        "    flat = [*g for g in [[t0], [t0 * 2]]]\n    d = flat[0] + len(tm.strings)\n", "    d = len(tm.strings)\n")
+    check = FlakyCheck([name])
+    with pytest.raises(CouldNotMinimize, match="checked again"):
+        minimize_source(source, check, budget_s=120)
+    # the host's check of the input, then the remote's of the same input; no line pass after it
+    assert check.asked == [program_body(source)] * 2
