@@ -28,8 +28,8 @@ from harness.program import Program, ProgramError
 from harness.settings import CompileSettings
 from fuzz.campaign import cells, interpreters
 from fuzz import console
-from fuzz.corpus import render, store
-from fuzz.errors import CorpusError, CouldNotMinimize, HarnessError, TcfuzzError, UsageError
+from fuzz.corpus import render
+from fuzz.errors import CouldNotMinimize, HarnessError, TcfuzzError, UsageError
 from fuzz.triage.signature import Kind, Signature, case_target, findings
 from fuzz.campaign.workers import RSS_GROWTH_LIMIT_MIB, RSS_LIMIT_MIB
 
@@ -155,14 +155,10 @@ def check_threads(threads: int, interps: list[interpreters.Interpreter] | None =
 
 
 def load_case(path: str) -> tuple[Program, dict[str, Any]]:
-    """A Program and its ``[tool.tcfuzz]`` metadata (empty for a plain program)."""
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"no such case file: {path}")
-    try:
-        return store.read_case(p)
-    except CorpusError as e:
-        raise UsageError(str(e)) from None
+    """A Program and its ``[tool.tcfuzz]`` metadata (fuzz.corpus.newer_grammar.load_case)."""
+    from fuzz.corpus.newer_grammar import load_case as load
+
+    return load(path)
 
 
 # ---------------------------------------------------------------- run

@@ -38,12 +38,14 @@ def backlog_lines(backlog: dict[str, Any]) -> list[str]:
     if filed:
         lines.append(f"backlog: {len(filed)} buckets filed from it in this run")
         lines += [f"  FILED {f['kind']:<22} {f['id']}  {f['case']}" if f.get("case") else
-                  f"  TRIED {f['kind']:<22} {f['id']}  (tried, not filed: see the log)" for f in filed]
+                  f"  TRIED {f['kind']:<22} {f['id']}  (tried, not filed: {f.get('reason') or 'see the log'})"
+                  for f in filed]
     if waiting:
         lines.append(f"backlog: {backlog.get('waiting', len(waiting))} buckets wait in {backlog.get('path')} "
                      f"(no time to minimise them; the next campaign files them first)")
         lines += [f"  WAITS {w['kind']:<22} {w['id']}  {w.get('backend', '')}, left by {w.get('campaigns', 1)} "
-                  f"campaigns since {w.get('first_seen', '?')}" for w in waiting]
+                  f"campaigns since {w.get('first_seen', '?')}{', reduced' if w.get('reduced') else ''}"
+                  for w in waiting]
     return lines
 
 

@@ -14,10 +14,11 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from fuzz.errors import HarnessError, UsageError
+from fuzz.errors import HarnessError, TcfuzzError, UsageError
 
 # Seconds an interpreter may take to say its version (no torch import).
 PROBE_TIMEOUT_S = 30.0
@@ -118,6 +119,36 @@ def resolve(spec: str) -> Interpreter:
     # triton, which would otherwise turn the GIL back on.
     extra = (("PYTHON_GIL", "0"),) if spec.endswith("t") else ()
     return Interpreter(name=spec, python=python, env=extra)
+
+
+# Interpreters whose grammar a program may need that an older host cannot
+# parse: 3.14's PEP 758 (``except A, B:``) and t-strings, 3.15's PEP 798.
+NEWER_GRAMMARS = ("3.14", "3.15")
+# Seconds a worker env's python gets to parse one file.
+PARSE_PROBE_TIMEOUT_S = 30.0
+
+
+def first_parsing(path: Path, *, names: Iterable[str] = NEWER_GRAMMARS,
+                  timeout_s: float = PARSE_PROBE_TIMEOUT_S) -> str | None:
+    """The first of ``names`` newer than this Python, with a provisioned
+    worker env, whose ``ast.parse`` accepts the file ``path``: the oldest
+    Python a program of newer grammar runs on; None when none does (or none
+    is provisioned)."""
+    for name in names:
+        if tuple(int(n) for n in name.rstrip("t").split(".")) <= sys.version_info[:2]:
+            continue
+        try:
+            python = resolve(name).python
+        except TcfuzzError:  # not provisioned here
+            continue
+        try:
+            done = subprocess.run([str(python), "-c", "import ast, sys; ast.parse(open(sys.argv[1], 'rb').read())",
+                                   str(path)], capture_output=True, timeout=timeout_s)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if done.returncode == 0:
+            return name
+    return None
 
 
 def _is_path(spec: str) -> bool:

@@ -10,7 +10,10 @@ case that ``python CASE`` does not reproduce is never written. A case is filed
 only with at least ``MIN_CASE_BUDGET_S`` for it: the buckets beyond what the
 time left allows, in filing order, go to the corpus backlog
 (fuzz.corpus.backlog), and a later campaign that sees one of them files it
-first.
+first; a campaign with a case's time left after its last round files the
+waiting buckets it did not see. A minimisation that runs out of time above
+CASE_MAX_LINES program lines is not filed: its reduced program waits in the
+backlog and the next campaign minimises on from it (fuzz.campaign.filing_queue).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from fuzz.campaign.pace import ProgramPace
 from fuzz.campaign.schedule import Cell, CellScheduler, Role
 from fuzz.campaign.sigterm import stop_on_sigterm
 from fuzz.campaign.workers import RUN_TIMEOUT_S, Task, WorkerPool
+from fuzz.campaign.filing_queue import QueuedCase, eager_raises_everywhere, filing_queue
 from fuzz.corpus import backlog
 from fuzz.corpus.filing import file_finding, known_signature_ids, narrowed_signature_ids, torch_version_of
 from fuzz.errors import UsageError
@@ -261,6 +265,9 @@ class Campaign:
             # another round only where its filing share still holds a case
             left_s = config.budget_s - (self.clock() - self.started)
             if left_s < 2 * MIN_CASE_BUDGET_S:
+                if config.minimise and left_s >= MIN_CASE_BUDGET_S:  # a bucket found earlier is a sure case
+                    self._file_new_buckets(waiting_too=True)
+                    left_s = config.budget_s - (self.clock() - self.started)
                 if config.minimise and left_s >= LAST_ROUND_MIN_S:
                     self._last_round()
                 break
@@ -593,7 +600,7 @@ class Campaign:
                 if is_new:
                     self.progress.new_buckets += 1
                     self.new[sig.key] = (finding, program)
-                    if sig.kind == Kind.GRAPH_BREAK_REGRESSION and _eager_raises_everywhere(outcomes):
+                    if sig.kind == Kind.GRAPH_BREAK_REGRESSION and eager_raises_everywhere(outcomes):
                         self.eager_raises.add(sig.key)
                     log.info("new bucket %s: %s", sig.id, sig.describe())
             if sig.kind == Kind.DIVERGENCE and self.new.get(sig.key, (None, None))[1] is not program:
@@ -652,12 +659,16 @@ class Campaign:
         bucket = {"id": sig.id, "kind": sig.kind.value, "detail": sig.detail, "message": message, "new": True}
         return known.standing(bucket, self.known_issues) is known.Standing.LIMITATION
 
-    def _file_new_buckets(self) -> None:
-        """Minimise and file the new buckets, backlog buckets first, then in
-        ``filing_priority``, then the further programs of divergence
-        signatures; each with at least MIN_CASE_BUDGET_S. The new buckets the
-        time left cannot cover go to the corpus backlog (fuzz.corpus.backlog);
-        the backlog loses the buckets filed or tried here, and those now known."""
+    def _file_new_buckets(self, *, waiting_too: bool = False) -> None:
+        """Minimise and file the new buckets in the order of
+        fuzz.campaign.filing_queue (backlog buckets first within a priority),
+        then, with ``waiting_too``, the backlog's buckets this campaign did
+        not see, then the further programs of divergence signatures; each
+        with at least MIN_CASE_BUDGET_S. The new buckets the time left cannot
+        cover go to the corpus backlog (fuzz.corpus.backlog), and so does the
+        reduced program of a bucket whose minimisation ran out of time over
+        CASE_MAX_LINES; the backlog loses the buckets filed or tried here,
+        and those now known."""
         config = self.config
         names = [i.name for i in config.interpreters]
         waiting = backlog.load(config.corpus_dir)
@@ -667,56 +678,58 @@ class Campaign:
             fuzz_s = self.clock() - self.started
             floor_s = FILING_FLOOR_S if config.filing_floor_s is None else config.filing_floor_s
             deadline_s = fuzz_s + max(floor_s, FILING_SHARE_UNBUDGETED * fuzz_s)
-        todo = sorted(((f, p) for f, p in self.new.values()
-                       if (config.minimise_kinds is None or f.signature.kind in config.minimise_kinds)
-                       and f.signature.key not in self.limitations),  # counted, never minimised
-                      key=lambda fp: (self._filing_priority(fp[0], len(names)), fp[0].signature.key not in waiting))
-        if config.minimise_kinds is None or Kind.DIVERGENCE in config.minimise_kinds:
-            todo += [fp for extra in self.candidates.values() for fp in extra]  # last: often a known bug again
+
+        def minimised_kind(finding: Finding) -> bool:
+            return config.minimise_kinds is None or finding.signature.kind in config.minimise_kinds
+
+        new = [(f, p) for f, p in self.new.values()
+               if minimised_kind(f) and f.signature.key not in self.limitations]  # limitations: counted only
+        further = [fp for extra in self.candidates.values() for fp in extra] \
+            if config.minimise_kinds is None or Kind.DIVERGENCE in config.minimise_kinds else []
         self.candidates.clear()
+        unseen = [(f, e) for f, e in backlog.unseen(waiting, seen={f.signature.id for f, _ in self.new.values()},
+                                                     interpreters=names, backends=config.backends,
+                                                     known_ids=self.known_ids) if minimised_kind(f)] \
+            if waiting_too else []
+        todo = filing_queue(new, waiting=waiting, unseen=unseen, further=further, interpreter_count=len(names),
+                            low_priority=self.eager_raises)
         done = [k for k in waiting if Signature.parse(k).id in self.known_ids]  # filed elsewhere since
         left: list[tuple[Finding, Program]] = []
+        shelved: list[tuple[Finding, Program]] = []
         filed: set[str] = set()
         try:
-            for n, (finding, program) in enumerate(todo):
+            for n, queued in enumerate(todo):
+                finding = queued.finding
                 remaining_s = deadline_s - (self.clock() - self.started)
-                # the time is shared among the new buckets first; further programs get what they leave
-                cases_left = sum(1 for f, _ in todo[n:] if not self._is_new_bucket(finding) or self._is_new_bucket(f))
+                # the time is shared among the new buckets first; the others get what they leave
+                cases_left = sum(1 for q in todo[n:] if not queued.new_bucket or q.new_bucket)
                 cases_left = min(cases_left, int(remaining_s // MIN_CASE_BUDGET_S))
                 if cases_left < 1:  # the rest, in filing order, wait for a campaign with the time
-                    left = [fp for fp in todo[n:] if self._is_new_bucket(fp[0])]
+                    left = [(q.finding, q.program) for q in todo[n:] if q.new_bucket]
                     log.warning("out of time: %d new buckets left unfiled, in the backlog %s",
                                 len(left), backlog.backlog_path(config.corpus_dir))
                     break
                 per_case_s = min(config.minimise_budget_s, self._minimise_share_s(remaining_s / cases_left))
                 self._tick(f"minimising {n + 1}/{len(todo)}")
                 started_s = self.clock()
-                case = file_finding(self.pool, finding, program, names=names, interpreters=config.interpreters,
+                case = file_finding(self.pool, finding, queued.program, names=names, interpreters=config.interpreters,
                                     corpus_dir=config.corpus_dir, device=config.device, fullgraph=config.fullgraph,
-                                    settings=config.compile_settings(program, finding.backend),
+                                    settings=config.compile_settings(queued.program, finding.backend),
                                     jobs=config.jobs, budget_s=per_case_s, torch_version=self._torch_version(),
-                                    torch_of={n: i.torch for n, i in self.pool.info.items()})
+                                    torch_of={n: i.torch for n, i in self.pool.info.items()},
+                                    max_lines=queued.max_lines)
                 if case.standalone is not None and "elapsed_s" in case.stats:
                     self.confirm_s = max(self.confirm_s if self.confirm_measured else 0.0,
                                          self.clock() - started_s - float(case.stats["elapsed_s"]))
                     self.confirm_measured = True
-                done.append(finding.signature.key)
-                self._record_filing(finding, program, case, filed,
-                                    from_backlog=finding.signature.key in waiting and self._is_new_bucket(finding))
+                if case.reduced is None:
+                    done.append(finding.signature.key)
+                elif queued.new_bucket or queued.from_backlog:  # on from there next time
+                    shelved.append((finding, case.reduced))
+                self._record_filing(queued, case, filed)
         finally:
-            backlog.update(config.corpus_dir, unfiled=left, done=done,
+            backlog.update(config.corpus_dir, unfiled=left, done=done, reduced=shelved,
                            now=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
-
-    def _filing_priority(self, finding: Finding, interpreter_count: int) -> int:
-        """``filing_priority``, with a regression whose program raised in
-        eager on every interpreter last (``eager_raises``)."""
-        if finding.signature.key in self.eager_raises:
-            return LOW_PRIORITY
-        return filing_priority(finding, interpreter_count)
-
-    def _is_new_bucket(self, finding: Finding) -> bool:
-        """Whether ``finding`` is a new bucket's own (not a further program of a divergence signature)."""
-        return finding is self.new.get(finding.signature.key, (None,))[0]
 
     def _minimise_share_s(self, share_s: float) -> float:
         """Seconds of minimisation out of ``share_s`` seconds for one case: the
@@ -724,19 +737,19 @@ class Campaign:
         CONFIRM_ESTIMATE_S) and a tenth for the last check's overrun."""
         return max(0.3 * share_s, 0.9 * share_s - self.confirm_s)
 
-    def _record_filing(self, finding: Finding, program: Program, case: Any, filed: set[str], *,
-                       from_backlog: bool = False) -> None:
-        """Record what filing ``finding`` came to (a FiledCase) in the database and
-        the summary (``from_backlog``: a bucket an earlier campaign left in the backlog)."""
+    def _record_filing(self, queued: QueuedCase, case: Any, filed: set[str]) -> None:
+        """Record what filing ``queued`` came to (a FiledCase) in the database and
+        the summary; a waiting bucket this campaign did not see is in the summary only."""
+        finding, program = queued.finding, queued.program
         stats = dict(case.stats)
         path = str(case.path) if case.filed else None
         # a filed case's signature carries its program's language features
         refined = case.signature.key if case.filed else finding.signature.key
-        if self._is_new_bucket(finding):
+        if queued.new_bucket:
             self.db.record_case(finding.signature.key, path, **stats)
             if refined != finding.signature.key:
                 self.db.rename_bucket(finding.signature.key, refined)
-        elif case.filed and refined not in filed:  # a further program of a divergence signature
+        elif case.filed and refined not in filed and not queued.from_backlog:  # a further program of a signature
             refined_finding = Finding(case.signature, finding.backend)
             is_new = self._is_unknown(refined_finding.signature, program)
             if self.db.count_finding(refined_finding, program.program_id, new=is_new):
@@ -745,7 +758,8 @@ class Campaign:
             self.db.record_case(refined, path, **stats)
         filed.add(refined)
         self.minimised.append({"id": finding.signature.id, "kind": finding.signature.kind.value, **stats,
-                               "case": path, "from_backlog": from_backlog,
+                               "case": path, "from_backlog": queued.from_backlog,
+                               **({"reason": case.reason} if case.reason else {}),
                                "standalone": dict(case.standalone) if case.standalone is not None else None})
 
     def _attribute_new(self) -> None:
@@ -765,26 +779,3 @@ class Campaign:
 
     def _torch_version(self) -> str:
         return torch_version_of(self.pool.info)
-
-
-# filing_priority of the findings filed last (a regression whose program
-# raised in eager on every interpreter: a program error, seldom a bug)
-LOW_PRIORITY = 3
-
-
-def _eager_raises_everywhere(outcomes: list[Outcome]) -> bool:
-    """Whether the program's first eager call raised on every interpreter that ran it."""
-    eager = [o for o in outcomes if o.eager and not o.threads]
-    return bool(eager) and all(o.eager[0].exc_type for o in eager)
-
-
-def filing_priority(finding: Finding, interpreter_count: int) -> int:
-    """Order in which new buckets are filed when time is short: bugs first,
-    then graph breaks that show on some interpreters only (the regression
-    view), then the rest."""
-    sig = finding.signature
-    if sig.kind == Kind.GRAPH_BREAK_REGRESSION:
-        return 1
-    if sig.kind != Kind.GRAPH_BREAK:
-        return 0
-    return 1 if len(sig.interpreters) < interpreter_count else 2

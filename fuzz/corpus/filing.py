@@ -44,7 +44,9 @@ class FiledCase:
     ``stats``: the reducer's statistics (``checks``, and after a reduction
     ``lines_before``, ``lines_after``, ``elapsed_s`` in seconds, ``full_checks``
     the stage results confirmed on every interpreter, ``fallbacks`` those that
-    failed and put the reduction back to the last confirmed source).
+    failed and put the reduction back to the last confirmed source);
+    ``reduced``: where the minimisation ran out of time above ``max_lines``
+    (file_finding), the program it had reduced to, not filed.
     """
 
     signature: Signature
@@ -52,6 +54,7 @@ class FiledCase:
     standalone: Mapping[str, int] | None = None
     stats: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     reason: str = ""
+    reduced: Program | None = None
 
     @property
     def filed(self) -> bool:
@@ -61,7 +64,7 @@ class FiledCase:
 def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names: list[str],
                  interpreters: list[Interpreter], corpus_dir: Path, device: str, fullgraph: bool, jobs: int,
                  budget_s: float, torch_version: str, torch_of: Mapping[str, str] | None = None,
-                 settings: CompileSettings | None = None) -> FiledCase:
+                 settings: CompileSettings | None = None, max_lines: int | None = None) -> FiledCase:
     """Minimise one finding on ``pool``'s workers (interpreters ``names``,
     at most ``budget_s`` seconds, ``jobs`` candidates at once; candidates are
     checked on the signature's first interpreter and each stage's result on
@@ -72,7 +75,11 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names:
     interpreter's torch version (its replays are recorded with it; the case
     pins the lowest of its signature's interpreters'), else ``torch_version``;
     ``settings``: how the finding compiled (harness.settings); the case
-    records those the minimiser kept (``MinimizeResult.settings``)."""
+    records those the minimiser kept (``MinimizeResult.settings``);
+    ``max_lines``: a minimisation that runs out of its budget with more
+    program lines than this (fuzz.corpus.sizes) files nothing and hands
+    back its result as ``FiledCase.reduced``, for a later campaign to
+    minimise on from (None: file whatever the budget reached)."""
     sig = finding.signature
     if torch_of:
         shown = [torch_of[n] for n in sig.interpreters if n in torch_of]
@@ -95,6 +102,12 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names:
     stats = {"lines_before": result.lines_before, "lines_after": result.lines_after, "checks": result.checks,
              "elapsed_s": round(result.elapsed_s, 2), "complete": result.complete,
              "full_checks": result.passes.get("confirm/full-signature", [0, 0])[0], "fallbacks": result.fallbacks}
+    if max_lines is not None and not result.complete and result.lines_after > max_lines:
+        log.warning("bucket %s: minimisation ran out of time at %d program lines (the limit is %d); not filed",
+                    finding.signature.id, result.lines_after, max_lines)
+        return FiledCase(finding.signature, stats=stats, reduced=program.with_source(result.source),
+                         reason=f"its minimisation ran out of time at {result.lines_after} program lines, over "
+                                f"{max_lines}: it waits in the backlog, reduced")
     case = file_case(texts, sig, interpreters, corpus_dir=corpus_dir, torch_version=torch_of or torch_version,
                      stats=stats)
     if not case.filed:

@@ -158,17 +158,18 @@ def _backlog_lines(backlog: dict) -> list[str]:
 
     lines = ["### Backlog", "",
              f"{len(filed)} buckets filed from the backlog in this campaign; {backlog.get('waiting', len(waiting))} "
-             f"wait in `{backlog.get('path') or 'backlog.json'}` (left unminimised for lack of time; the next "
-             f"campaign files them first).", ""]
+             f"wait in `{backlog.get('path') or 'backlog.json'}` (left unminimised, or reduced and "
+             f"not yet small enough, for lack of time; the next campaign files them first).", ""]
     if filed:
         lines += ["Filed from the backlog:", ""] + table(
-            ["id", "kind", "case"], [[f.get("id", ""), f.get("kind", ""), f.get("case") or "(not filed)"]
+            ["id", "kind", "case"], [[f.get("id", ""), f.get("kind", ""),
+                                      f.get("case") or f"(not filed{': ' + f['reason'] if f.get('reason') else ''})"]
                                      for f in filed])
     if waiting:
         lines += ["Waiting:", ""] + table(
-            ["id", "kind", "backend", "first seen", "campaigns"],
+            ["id", "kind", "backend", "first seen", "campaigns", "program"],
             [[w.get("id", ""), w.get("kind", ""), w.get("backend", ""), w.get("first_seen", ""),
-              w.get("campaigns", "")] for w in waiting])
+              w.get("campaigns", ""), "reduced" if w.get("reduced") else "as found"] for w in waiting])
     return lines
 
 

@@ -213,14 +213,16 @@ def backlog_summary(corpus_dir: str | None, minimised: list[dict[str, Any]]) -> 
     backlog now (fuzz.corpus.backlog: left unminimised for lack of time, filed
     first by the next campaign) and those this campaign took from it.
     ``{"path", "waiting": N, "buckets": [{"id", "kind", "signature", "backend",
-    "first_seen", "last_seen", "campaigns"}], "filed": [{"id", "kind", "case"}]}``,
-    ``case`` None where it was tried and not filed."""
+    "first_seen", "last_seen", "campaigns", "reduced"}], "filed": [{"id", "kind",
+    "case", "reason"}]}``, ``case`` None where it was tried and not filed
+    (``reason``, when known, says why)."""
     entries = backlog.load(Path(corpus_dir)) if corpus_dir else {}
     return {
         "path": str(backlog.backlog_path(Path(corpus_dir))) if corpus_dir else "",
         "waiting": len(entries),
         "buckets": backlog.describe(entries),
-        "filed": [{"id": m.get("id", ""), "kind": m.get("kind", ""), "case": m.get("case")}
+        "filed": [{"id": m.get("id", ""), "kind": m.get("kind", ""), "case": m.get("case"),
+                   **({"reason": m["reason"]} if m.get("reason") else {})}
                   for m in minimised if m.get("from_backlog")],
     }
 

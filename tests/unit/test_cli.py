@@ -342,3 +342,35 @@ def test_minimize_in_place_re_keys_a_divergence_whose_smaller_program_has_anothe
     other = Signature("divergence", "dynamo", "stdout {wrong-result: def f(v1): #33333333}", ("3.12",))
     assert not rewrite_case(moved, table, texts, other, [interpreters.Interpreter("3.12", tmp_path / "python")],
                             smaller=True)[0]
+
+
+PEP758 = ("import torch\n\ndef f(x):\n    try:\n        raise ValueError\n    except ValueError, TypeError:\n"
+          "        return x + 1\n\ndef inputs():\n    return (torch.ones(2),)\n")
+
+
+def test_a_bare_program_of_newer_grammar_is_read_as_requiring_the_oldest_python_that_parses_it(
+        tmp_path, monkeypatch, caplog):
+    path = tmp_path / "prog.py"
+    path.write_text(PEP758)
+    monkeypatch.setattr(interpreters, "first_parsing", lambda p, **kw: "3.14" if p == path else None)
+    program, meta = cli.load_case(str(path))
+    assert "except ValueError, TypeError:" in program.source and meta == {}
+    assert "parses on Python 3.14" in caplog.text
+
+
+def test_a_program_no_interpreter_parses_is_a_one_line_error_naming_the_fix(tmp_path, monkeypatch):
+    path = tmp_path / "prog.py"
+    path.write_text(PEP758)
+    monkeypatch.setattr(interpreters, "first_parsing", lambda p, **kw: None)
+    with pytest.raises(UsageError) as raised:
+        cli.load_case(str(path))
+    message = str(raised.value)
+    assert "not a Python program" in message and "requires-python" in message and "\n" not in message
+
+
+def test_first_parsing_asks_only_interpreters_newer_than_the_host(monkeypatch, tmp_path):
+    asked = []
+    monkeypatch.setattr(interpreters, "resolve", lambda name: asked.append(name) or (_ for _ in ()).throw(
+        interpreters.HarnessError("not provisioned")))
+    assert interpreters.first_parsing(tmp_path / "x.py", names=("3.11", "3.99")) is None
+    assert asked == ["3.99"]
