@@ -139,20 +139,37 @@ def innermost_torch_frame(exc: BaseException) -> str:
     return fallback
 
 
+# What torch/_dynamo/variables/higher_order_ops.py puts before the graph
+# break it turns into an UncapturedHigherOrderOpError (raised ``from None``:
+# the break's ``gb_type`` is left only as the first line after it).
+UNCAPTURED_HOP_PREFIX = "captured completely with torch.compile. Got graph break/error:"
+
+
 def root_error_type(exc: BaseException) -> str:
     """``Outer(Inner)`` for a wrapped error such as BackendCompilerFailed,
     ``Unsupported[gb_type]`` for a graph break under ``fullgraph=True`` (its
     frame is always Dynamo's ``unimplemented``: the ``gb_type`` tells the
-    breaks apart), else the type."""
+    breaks apart), ``UncapturedHigherOrderOpError[gb_type]`` for the graph
+    break a higher-order operator's body hit (UNCAPTURED_HOP_PREFIX), else
+    the type."""
     outer = type(exc).__name__
     try:
-        gb_type = getattr(exc, "gb_type", None)
+        gb_type = getattr(exc, "gb_type", None) or _uncaptured_hop_gb_type(exc)
         inner = getattr(exc, "inner_exception", None) or exc.__cause__
     except Exception:  # a program's exception with a __getattr__ that raises
         return outer
     if isinstance(gb_type, str) and gb_type:
         return f"{outer}[{gb_type}]"
     return f"{outer}({type(inner).__name__})" if inner is not None and type(inner) is not type(exc) else outer
+
+
+def _uncaptured_hop_gb_type(exc: BaseException) -> str | None:
+    """The gb_type line of an UncapturedHigherOrderOpError's message, else None."""
+    if type(exc).__name__ != "UncapturedHigherOrderOpError":
+        return None
+    _, found, rest = compare.safe_str(exc).partition(UNCAPTURED_HOP_PREFIX)
+    lines = [line.strip() for line in rest.splitlines() if line.strip()] if found else []
+    return lines[0][:120] if lines else None
 
 
 def root_error_message(exc: BaseException) -> str:

@@ -196,3 +196,18 @@ def test_torch_s_wrapper_of_an_error_eager_raises_too_is_no_finding(tmp_path):
     for eager in (IndexError("index 0 is out of bounds"), Exception("too general to say")):
         assert not execute.wraps_eager_error(_failed_call(eager), wrapped)
         assert execute.is_compile_error(_failed_call(eager), wrapped)
+
+
+def test_an_uncaptured_higher_order_op_error_is_typed_by_the_graph_break_its_body_hit() -> None:
+    """torch raises UncapturedHigherOrderOpError ``from None`` with the inner
+    graph break's text after a fixed prefix: its gb_type tells one HOP
+    failure from another (and a documented limitation, such as aliasing,
+    from a bug)."""
+    from torch._dynamo.exc import UncapturedHigherOrderOpError
+
+    message = ("This higher order operator doesn't work unless it is captured completely with torch.compile. "
+               "Got graph break/error:\n\nEncountered aliasing during higher order op tracing\n"
+               "  Higher Order Operator: torch.ops.higher_order.invoke_subgraph\n")
+    assert execute.root_error_type(UncapturedHigherOrderOpError(message)) == (
+        "UncapturedHigherOrderOpError[Encountered aliasing during higher order op tracing]")
+    assert execute.root_error_type(UncapturedHigherOrderOpError("something else")) == "UncapturedHigherOrderOpError"
