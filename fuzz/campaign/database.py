@@ -108,9 +108,10 @@ class CampaignDB:
             (case, stats.get("lines_before"), stats.get("lines_after"), stats.get("checks"), stats.get("elapsed_s"), key),
         )
 
-    def rename_bucket(self, key: str, new_key: str) -> None:
+    def rename_bucket(self, key: str, new_key: str, *, known: bool = False) -> None:
         """Give a bucket the signature it has after minimisation (a divergence's
-        language features); counts add up if a bucket of that key exists."""
+        language features); counts add up if a bucket of that key exists.
+        ``known``: the new key is a corpus case's, so the bucket is not new."""
         sig = Signature.parse(new_key)
         with self.conn:
             self.conn.execute("BEGIN")
@@ -122,6 +123,8 @@ class CampaignDB:
             else:
                 self.conn.execute("UPDATE buckets SET key = ?, id = ?, detail = ? WHERE key = ?",
                                   (new_key, sig.id, sig.detail, key))
+            if known:
+                self.conn.execute("UPDATE buckets SET new = 0 WHERE key = ?", (new_key,))
 
     def buckets(self) -> list[dict[str, Any]]:
         cols = [d[1] for d in self.conn.execute("PRAGMA table_info(buckets)")]

@@ -747,8 +747,10 @@ class Campaign:
         refined = case.signature.key if case.filed else finding.signature.key
         if queued.new_bucket:
             self.db.record_case(finding.signature.key, path, **stats)
-            if refined != finding.signature.key:
-                self.db.rename_bucket(finding.signature.key, refined)
+            if refined != finding.signature.key:  # its root cause may be a corpus case's: then not new
+                known_case = case.filed and case.signature.id in self.known_ids
+                self.db.rename_bucket(finding.signature.key, refined, known=known_case)
+                self.progress.new_buckets -= int(known_case)
         elif case.filed and refined not in filed and not queued.from_backlog:  # a further program of a signature
             refined_finding = Finding(case.signature, finding.backend)
             is_new = self._is_unknown(refined_finding.signature, program)

@@ -193,3 +193,36 @@ def test_the_filing_order_is_bugs_then_regressions_then_breaks_backlog_first_the
     assert [q.new_bucket for q in todo] == [True] * 5 + [False, False]
     assert [q.from_backlog for q in todo] == [False, False, True, False, False, True, False]
     assert todo[2].program == _program("b2")  # waiting as found: the new program serves as well
+
+
+def test_a_new_bucket_whose_minimised_root_cause_is_a_corpus_case_is_not_new(tmp_path, monkeypatch):
+    """A divergence new before minimisation whose root cause keys it to a
+    case the corpus has (the default campaign of 2026-12-06 listed the known
+    0f98a32ff03f as NEW): counted to that case, not a new bucket."""
+    clock = _Clock()
+    seen = Finding(Signature("divergence", "aot", "stdout", ("3.12", "3.13")), "aot_eager")
+    refined = Signature("divergence", "aot", "stdout {wrong-result: def f(): ...}", ("3.12", "3.13"))
+    other = Finding(Signature("divergence", "aot", "value", ("3.12", "3.13")), "aot_eager")
+    other_refined = Signature("divergence", "aot", "value {wrong-result: def f(): other}", ("3.12", "3.13"))
+
+    def file_finding(pool, finding, program, **kw):
+        clock.now_s += 140.0
+        sig = refined if finding == seen else other_refined
+        path = kw["corpus_dir"] / "divergence" / f"{sig.id}.py"
+        return FiledCase(sig, path=path, standalone={"3.12": 1, "3.13": 1},
+                         stats={"lines_before": 20, "lines_after": 5, "checks": 9, "elapsed_s": 100.0})
+
+    monkeypatch.setattr(loop, "file_finding", file_finding)
+    campaign = _campaign(tmp_path, "c", clock)
+    campaign.pool = _SlowPool(clock, 1.0)
+    campaign.known_ids.add(refined.id)  # the corpus's case
+    for f, n in ((seen, "a"), (other, "b")):
+        program = _program(n)
+        campaign.db.add_program(len(campaign.new), program)
+        campaign.db.count_finding(f, program.program_id, new=True)
+        campaign.new[f.signature.key] = (f, program)
+    campaign.progress.new_buckets = 2
+    campaign._file_new_buckets()
+    new = {b["id"]: bool(b["new"]) for b in campaign.db.buckets()}
+    assert new == {refined.id: False, other_refined.id: True}
+    assert campaign.progress.new_buckets == 1

@@ -374,3 +374,19 @@ def test_first_parsing_asks_only_interpreters_newer_than_the_host(monkeypatch, t
         interpreters.HarnessError("not provisioned")))
     assert interpreters.first_parsing(tmp_path / "x.py", names=("3.11", "3.99")) is None
     assert asked == ["3.99"]
+
+
+def test_a_new_bucket_of_a_documented_limitation_is_listed_as_one_not_as_unfiled(tmp_path, capsys):
+    from types import SimpleNamespace
+
+    bucket = {"new": True, "kind": "compile-error", "stage": "dynamo", "interpreters": ["3.15"], "case": None}
+    summary = {"programs": 1, "runs": 2, "elapsed_s": 1.0, "programs_per_s": 1.0, "verdicts": {},
+               "buckets": [{**bucket, "detail": "UncapturedHigherOrderOpError[Encountered aliasing]",
+                            "standing": "limitation"},
+                           {**bucket, "detail": "AssertionError@torch/x.py:f", "standing": "new"}]}
+    cli._print_run(SimpleNamespace(summary=summary, new_buckets=0), "c", tmp_path)
+    out = capsys.readouterr().out.splitlines()
+    limitation = next(line for line in out if "Encountered aliasing" in line)
+    assert limitation.split()[0] == "LIM" and limitation.endswith("(documented limitation)")
+    bug = next(line for line in out if "torch/x.py" in line)
+    assert bug.split()[0] == "NEW" and bug.endswith("(not filed)")
