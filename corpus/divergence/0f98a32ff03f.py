@@ -14,6 +14,7 @@
 # count = 1
 # status = "open"
 # replay = {"3.11/2.15.0" = "reproduces", "3.12/2.15.0" = "reproduces", "3.13/2.15.0" = "reproduces", "3.13t/2.12.0" = "reproduces", "3.14/2.15.0" = "reproduces", "3.15/2.15.0" = "reproduces"}
+# observed = ["stdout"]
 # ///
 
 

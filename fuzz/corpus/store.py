@@ -19,7 +19,7 @@ from harness.casefile import DEFAULT_TORCH
 from harness.program import Program, ProgramError
 from fuzz.errors import CorpusError
 from fuzz.campaign.interpreters import Interpreter
-from fuzz.triage.signature import Signature
+from fuzz.triage.signature import Kind, Signature
 from fuzz.corpus.render import code_lines, program_body
 
 # Seconds `python CASE` may run before it counts as a hang (a fresh process
@@ -81,8 +81,12 @@ def merge_tables(old: dict[str, Any], new: dict[str, Any], *, keep_new: bool) ->
     """The table of a case found again: ``count`` summed, the earliest
     ``first-seen`` and the latest ``last-seen``, ``replay`` results merged,
     the stored ``status`` kept (a fixed case found again stays "fixed", so its
-    replay fails as a regression); the rest from the case whose text is kept."""
+    replay fails as a regression), ``observed`` (observed_channels) the
+    channels both were seen through; the rest from the case whose text is kept."""
     table = dict(new if keep_new else old)
+    channels = observed_channels(old, new, kept=table)
+    if channels:
+        table["observed"] = channels
     table["count"] = int(old.get("count", 1)) + int(new.get("count", 1))
     seen = [str(t[k]) for t in (old, new) for k in ("first-seen", "last-seen") if k in t]
     if seen:
@@ -94,6 +98,31 @@ def merge_tables(old: dict[str, Any], new: dict[str, Any], *, keep_new: bool) ->
     if "status" in old:
         table["status"] = old["status"]
     return table
+
+
+def observed_channels(*tables: Mapping[str, Any], kept: Mapping[str, Any]) -> list[str]:
+    """What a divergence bucket was seen through (Signature.observed: the
+    channel and call, "stdout", "value@guard") in ``tables`` and their
+    ``observed`` lists, less the ``kept`` table's own: sorted. A campaign
+    knows a case by each of them before minimisation
+    (filing.known_signature_ids), so a program that shows the bug through
+    another channel is not minimised as a new bucket again (the default
+    campaign of 2026-12-06 spent 224 s minimising a "stdout" program into
+    0f98a32ff03f, which was filed through "value"). [] for other kinds and
+    for tables without a parsable signature."""
+    def channel(table: Mapping[str, Any]) -> str | None:
+        try:
+            sig = Signature.parse(str(table.get("signature", "")))
+        except ValueError:
+            return None
+        return sig.observed if sig.kind is Kind.DIVERGENCE else None
+
+    own = channel(kept)
+    if own is None:
+        return []
+    seen = {str(o) for t in (*tables, kept) for o in t.get("observed", [])}
+    seen.update(c for c in map(channel, tables) if c is not None)
+    return sorted(seen - {own})
 
 
 def write_case(path: Path, text: str) -> Path:

@@ -119,6 +119,36 @@ def test_status_and_replay_survive_a_merge_and_the_replay_table_is_valid_toml(tm
     assert meta["status"] == "fixed" and meta["count"] == 2
     assert meta["replay"] == {"3.12/2.12.0": "reproduces", "3.13t/2.12.0": "does not reproduce"}
 
+def test_a_bug_filed_again_through_another_channel_is_known_by_it_before_minimisation(tmp_path):
+    """The default campaign of 2026-12-06 minimised a "stdout" program for
+    224 s into 0f98a32ff03f, filed through "value": the merge records
+    "stdout" in ``observed``, so the next campaign knows that channel's bucket."""
+    from fuzz.corpus import filing
+
+    everywhere = ("3.11", "3.12", "3.13", "3.13t", "3.14", "3.15")
+    root = " {wrong-result: def f():; .with torch.GRAD_MODE():; ..... #81a0e749}"
+    by_value = Signature("divergence", "aot", "value" + root, everywhere)
+    by_stdout = Signature("divergence", "aot", "stdout" + root, everywhere)
+    assert by_value.id == by_stdout.id  # one bucket: the root cause stands for the channel
+    seen_as = Signature("divergence", "aot", "stdout", everywhere)  # what the campaign saw before minimising
+    path = store.write_case(store.case_path(tmp_path, by_value), _case(PROGRAM, by_value))
+    assert seen_as.id not in filing.known_signature_ids(tmp_path)
+    store.write_case(path, _case(PROGRAM + "\n\nunused = 1\n", by_stdout))  # the larger one: "value" is kept
+    _, meta = store.read_case(path)
+    assert meta["signature"] == by_value.key and meta["observed"] == ["stdout"] and meta["count"] == 2
+    assert seen_as.id in filing.known_signature_ids(tmp_path)
+    # the smaller program of a third channel is kept, and the stored channels stay known
+    by_guard = Signature("divergence", "aot", "value@guard" + root, everywhere)
+    store.write_case(path, _case(PROGRAM.replace("return x.sin()", "return x"), by_guard))
+    _, meta = store.read_case(path)
+    assert meta["signature"] == by_guard.key and meta["observed"] == ["stdout", "value"]
+    # a graph break has one channel: nothing is added
+    gb = Signature("graph-break", "dynamo", "Dynamic shape operator", ("3.12",))
+    gb_path = store.write_case(store.case_path(tmp_path, gb), _case(PROGRAM, gb))
+    store.write_case(gb_path, _case(PROGRAM, gb))
+    assert "observed" not in store.read_case(gb_path)[1]
+
+
 
 def test_generator_provenance_round_trips(tmp_path):
     sig = Signature("divergence", "dynamo", "value", ("3.12",))
