@@ -245,6 +245,8 @@ class Campaign:
                                           if k not in config.unavailable})
         # cases filed on another matrix are known by what they show on this one
         torch_of = {i.name: getattr(infos.get(i.name), "torch", "") for i in config.interpreters}
+        # graph breaks torch's registry calls fundamental are limitations (fuzz.triage.gb_registry)
+        self.known_issues = self.known_issues.with_registry(getattr(info, "executable", "") for info in infos.values())
         if all(torch_of.values()):
             self.known_ids |= known_signature_ids(config.corpus_dir, torch_of)
         # Rounds: fuzz for a share of the time left, file what it found,

@@ -64,7 +64,8 @@ def build_summary(db: CampaignDB, *, name: str, started: datetime.datetime, fini
             # free-threaded or torch release, decided by one more cell (fuzz.campaign.attribution)
             "attribution": meta.get("attributions", {}).get(b["id"]),
         })
-    buckets = _with_standing(buckets, config.get("corpus_dir"))
+    buckets = _with_standing(buckets, config.get("corpus_dir"),
+                             [str(i.get("executable", "")) for i in meta.get("interpreters", {}).values()])
     cells = cell_table(outcomes, db.programs(), buckets)
     return {
         "campaign": name,
@@ -227,10 +228,12 @@ def backlog_summary(corpus_dir: str | None, minimised: list[dict[str, Any]]) -> 
     }
 
 
-def _with_standing(buckets: list[dict[str, Any]], corpus_dir: str | None) -> list[dict[str, Any]]:
+def _with_standing(buckets: list[dict[str, Any]], corpus_dir: str | None,
+                   executables: list[str] = ()) -> list[dict[str, Any]]:
     """``buckets`` with their ``standing`` and ``upstream`` issue
-    (fuzz.triage.known, from the corpus's known-issues.toml) in report order:
-    new, known-open, fixed-since, then documented limitations."""
+    (fuzz.triage.known, from the corpus's known-issues.toml, and the
+    graph-break registries of the worker envs of ``executables``) in report
+    order: new, known-open, fixed-since, then documented limitations."""
     from fuzz.triage import known
 
     try:
@@ -238,6 +241,7 @@ def _with_standing(buckets: list[dict[str, Any]], corpus_dir: str | None) -> lis
     except ValueError as e:
         log.warning("%s", e)
         issues = known.KnownIssues()
+    issues = issues.with_registry(executables)
     for b in buckets:
         status = ""
         if b.get("case") and Path(b["case"]).exists():

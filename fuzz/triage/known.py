@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from fuzz.triage.gb_registry import fundamental_gb_types
+
 log = logging.getLogger(__name__)
 
 # The file, relative to the corpus folder.
@@ -66,12 +68,21 @@ class KnownIssues:
     bucket id it became, the reason); ``limitations``: gb_types of documented
     Dynamo limitations; ``limitation_messages``: text of errors torch raises
     by design in compiled code (a divergence or compile error whose detail
-    has one is a limitation, whatever the minimised program it was keyed by)."""
+    has one is a limitation, whatever the minimised program it was keyed by);
+    ``fundamental``: gb_types torch's graph-break registry marks fundamental
+    (fuzz.triage.gb_registry, ``with_registry``), a limitation as a graph
+    break but not as a graph-break regression, whose interpreters differ."""
 
     cases: Mapping[str, KnownIssue] = dataclasses.field(default_factory=dict)
     merged: Mapping[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
     limitations: frozenset[str] = frozenset()
     limitation_messages: frozenset[str] = frozenset()
+    fundamental: frozenset[str] = frozenset()
+
+    def with_registry(self, executables: Iterable[str]) -> KnownIssues:
+        """These known issues, with the gb_types the graph-break registries
+        of the worker envs of ``executables`` (their pythons) mark fundamental."""
+        return dataclasses.replace(self, fundamental=self.fundamental | fundamental_gb_types(executables))
 
     def resolve(self, bucket_id: str) -> str:
         """The bucket id an old case id was merged into (itself otherwise)."""
@@ -139,6 +150,8 @@ def standing(bucket: Mapping[str, Any], known: KnownIssues, case_status: str = "
     that case's: never new."""
     if bucket.get("kind") in ("graph-break", "graph-break-regression") and \
             str(bucket.get("detail", "")).split(" [absent on ", 1)[0] in known.limitations:
+        return Standing.LIMITATION
+    if bucket.get("kind") == "graph-break" and str(bucket.get("detail", "")) in known.fundamental:
         return Standing.LIMITATION
     said = f"{bucket.get('detail', '')}\n{bucket.get('message', '')}"
     if bucket.get("kind") in ("divergence", "compile-error") and any(
