@@ -5,7 +5,9 @@ before each attempt. Each run (eager A, eager B, compiled, and the float64
 reference when one is needed) gets a fresh module namespace executed from the
 source, so a program that mutates its globals starts every run from the same
 state. Eager A vs eager B decides ``flaky``; eager A vs compiled decides
-everything else, call by call.
+everything else, call by call. No eager run passes through Dynamo
+(``eager_reference``): torch's higher-order operators compile themselves when
+called eagerly, which would make eager a compiled run of its own.
 
 Every run makes the calls of one plan (harness.plan: fresh, cached, then
 guard and shape where they apply, then carried), decided by eager A's
@@ -224,6 +226,24 @@ def deterministic_settings() -> None:
 
     if not inductor_config.fallback_random:  # setting it, even to its value, makes the config hash again
         inductor_config.fallback_random = True
+
+
+def eager_reference() -> contextlib.AbstractContextManager:
+    """The context of every eager run (A, B and the float64 reference):
+    Dynamo's ``force_eager`` stance, so that no eager run passes through
+    Dynamo. torch's higher-order operators compile themselves when called
+    eagerly (torch/_higher_order_ops/utils.py ``_hop_compile_and_call``, for
+    cond, while_loop, map, scan and associative_scan: ``torch.compile(fn, backend=...,
+    fullgraph=True)``); without the stance an eager result depends on Dynamo's
+    guards and caches, those of the worker's earlier runs included. On torch
+    2.15.0 an eager ``torch.cond`` whose branch reads a module float raised on
+    the guard call, or gave the first call's value, depending on what the worker
+    had run before: the false-alarm benchmark's ``force_eager`` value@guard
+    findings. Under the stance the operator runs its branches as Python does.
+    Eager's own misbehaviour is never a compiler finding."""
+    import torch
+
+    return torch.compiler.set_stance("force_eager")
 
 
 def skip_guard_latency_profile() -> None:
@@ -551,14 +571,14 @@ def run_program(
         log.info("phase %s %s %s", Phase.EAGER, program.program_id, backend)
         mod_a = load_module(program, path)
         # eager A decides the plan from its first call's inputs (inputs() may count its calls)
-        with settings.calling(), clock.phase(timing.TimePhase.EAGER):
+        with settings.calling(), eager_reference(), clock.phase(timing.TimePhase.EAGER):
             eager_a = _run(mod_a, program, getattr(mod_a, program.entry), None, calls=calls, device=device)
         plan = eager_a.plan
         outcome.eager_s = sum(c.result.elapsed_s for c in eager_a.calls)
         outcome.state_left += eager_a.undone[:MAX_NOTES]
         fresh_start()
         mod_b = load_module(program, path)
-        with settings.calling(), clock.phase(timing.TimePhase.EAGER):
+        with settings.calling(), eager_reference(), clock.phase(timing.TimePhase.EAGER):
             eager_b = _run(mod_b, program, getattr(mod_b, program.entry), plan, device=device)
         outcome.eager = [c.result for c in eager_a.calls]
         with clock.phase(timing.TimePhase.COMPARE):
@@ -604,7 +624,7 @@ def run_program(
             fresh_start()
             mod_r = load_module(program, path)
             try:
-                with settings.calling(), clock.phase(timing.TimePhase.FP64):
+                with settings.calling(), eager_reference(), clock.phase(timing.TimePhase.FP64):
                     fp64_run = _run(mod_r, program, getattr(mod_r, program.entry), plan[:compiled_calls or len(plan)],
                                    fp64=True, device="cpu")
                 aspect, call = _first_difference(eager_a, compiled, fp64_run, skip=skip)

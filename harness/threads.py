@@ -133,14 +133,16 @@ def run_threaded(program: Program, backend: str, *, threads: int, interpreter: s
     try:
         log.info("phase %s %s %s threads=%d", Phase.EAGER, program.program_id, backend, threads)
         mod_ref = execute.load_module(program, path)
-        ref = _call(getattr(mod_ref, program.entry), _inputs(mod_ref, program), "reference")
+        with execute.eager_reference():
+            ref = _call(getattr(mod_ref, program.entry), _inputs(mod_ref, program), "reference")
         outcome.eager = [ref.result]
         outcome.eager_s = ref.result.elapsed_s
 
         mod_e = execute.load_module(program, path)
         for r in range(ROUNDS):
-            eager_k = _round(getattr(mod_e, program.entry), [_inputs(mod_e, program) for _ in range(threads)],
-                             f"eager{r}")
+            with execute.eager_reference():
+                eager_k = _round(getattr(mod_e, program.entry), [_inputs(mod_e, program) for _ in range(threads)],
+                                 f"eager{r}")
             flaky = _first_difference(ref, eager_k)
             if flaky is not None:  # the program itself is not thread-safe
                 outcome.verdict, outcome.aspect, outcome.phase = Verdict.FLAKY, flaky[0], Phase.EAGER

@@ -79,7 +79,8 @@ if __name__ == "__main__":  # eager vs compiled, each in a fresh copy of this mo
         for call, args in plan:
             buf = io.StringIO()
             try:
-                with contextlib.redirect_stdout(buf):
+                with contextlib.redirect_stdout(buf), contextlib.nullcontext() if compiled else torch.compiler.set_stance(
+                        "force_eager"):  # eager never passes through Dynamo (torch.cond compiles itself)
                     value = fn(*args)
                     value = list(value) if hasattr(value, "__next__") else value  # a generator runs when drained
             except BaseException as e: value = f"raised {type(e).__name__}: " + re.sub(r" at 0x\w+", "", str(e).split(chr(10))[0])

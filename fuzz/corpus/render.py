@@ -47,7 +47,9 @@ if __name__ == "__main__":  # eager vs compiled, twice each; exit 1 while they d
     def run(fn):
         try: return [call(fn) for _ in range(2)]
         except BaseException as e: return f"raised {type(e).__name__}: {e}"
-    eager, compiled = run(f), run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
+    with torch.compiler.set_stance("force_eager"):  # eager never passes through Dynamo (torch.cond compiles itself)
+        eager = run(f)
+    compiled = run(torch.compile(f, backend=BACKEND, fullgraph=FULLGRAPH))
     print(f"eager:    {eager}\\ncompiled: {compiled}")
     sys.exit(0 if type(eager) is type(compiled) and same(eager, compiled, equal_nan=True) else 1)
 '''
@@ -125,7 +127,8 @@ _RUNNER_RUNS = """\
         for call, args in plan:
             buf = io.StringIO()
             try:
-                with contextlib.redirect_stdout(buf):
+                with contextlib.redirect_stdout(buf), contextlib.nullcontext() if compiled else torch.compiler.set_stance(
+                        "force_eager"):  # eager never passes through Dynamo (torch.cond compiles itself)
                     value = fn(*args)
                     value = list(value) if hasattr(value, "__next__") else value  # a generator runs when drained
             except BaseException as e: value = f"raised {type(e).__name__}: " + re.sub(r" at 0x\\w+", "", str(e).split(chr(10))[0])
@@ -258,7 +261,8 @@ if __name__ == "__main__":  # exit 1, with the stack of the hang, while the comp
         print(f"compiled: no return within {HANG_S} s", flush=True)
         faulthandler.dump_traceback(all_threads=True)
         os._exit(1)
-    eager = run(f)
+    with torch.compiler.set_stance("force_eager"):  # eager never passes through Dynamo (torch.cond compiles itself)
+        eager = run(f)
     print(f"eager:    {eager}", flush=True)
     timer = threading.Timer(HANG_S, hung)
     timer.daemon = True

@@ -94,6 +94,39 @@ def test_force_eager_stance_and_identity_backend_report_match(tmp_path):
         assert [c.label for c in outcome.compiled] == ["fresh", "cached", "guard", "shape", "carried"]
 
 
+# torch.cond compiles itself when called eagerly (torch/_higher_order_ops/utils.py
+# _hop_compile_and_call). On torch 2.15.0 that compile failed on the guard call,
+# after SCALE changed, or answered with the first call's value, depending on
+# what the process had compiled before: eager misbehaved, and the force_eager
+# backend, which cannot be wrong, was reported as diverging.
+HOP_PROGRAM = '''
+import torch
+
+SCALE = 0.5
+
+
+def f(x):
+    return torch.cond(x.sum() > 100, lambda a: torch.sin(a), lambda a: torch.cos(a) * SCALE, (x,))
+
+
+def inputs():
+    return (torch.ones(2),)
+'''
+
+
+def test_no_eager_run_passes_through_dynamo(tmp_path):
+    """Eager runs are made under the force_eager stance (execute.eager_reference):
+    the program matches under force_eager on every call, the guard call's
+    changed SCALE included, in a first run and in a second one in the same
+    process."""
+    for _ in range(2):
+        outcome = execute.run_program(Program(HOP_PROGRAM), "tcfuzz_force_eager", interpreter="test",
+                                      workdir=str(tmp_path))
+        assert outcome.verdict.value == "match", outcome
+        assert [c.label for c in outcome.compiled][:3] == ["fresh", "cached", "guard"]
+        assert outcome.compiled[2].value != outcome.compiled[0].value  # SCALE changed what the guard call returns
+
+
 def test_a_wrong_backend_diverges_on_value(tmp_path):
     outcome = execute.run_program(Program(PROGRAM), "tcfuzz_add_one", interpreter="test", workdir=str(tmp_path))
     assert (outcome.verdict.value, outcome.aspect, outcome.call) == ("divergence", "value", "fresh")
