@@ -11,7 +11,11 @@ false alarm of the oracle. Under ``tcfuzz_identity`` Dynamo traces the program
 and runs the FX graph it captured unchanged, so a non-match is either a real
 Dynamo bug or a false alarm: it is counted as explained when a corpus case has
 the same cause (kind and detail) on a superset of its interpreters, and as
-unexplained (a false alarm until someone shows otherwise) otherwise. Prints a
+as a documented limitation when its detail or error message holds one of
+the messages ``corpus/known-issues.toml`` lists as torch raising by design
+(``[limitations] messages``, fuzz.triage.known: the same rule a campaign's
+buckets follow), and as unexplained (a false alarm until someone shows
+otherwise) otherwise. Prints a
 table per interpreter x backend and the false-alarm rate, then the bug
 verdicts by the call of the plan they were found at (harness.plan: fresh,
 cached, guard, shape, carried; "" for module globals after the run), how
@@ -31,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fuzz.corpus import store  # noqa: E402
+from fuzz.triage import known as known_issues  # noqa: E402
 from fuzz.campaign.database import CampaignDB  # noqa: E402
 from fuzz.triage.signature import Signature, causes, interpreter_order  # noqa: E402
 from harness.plan import Call  # noqa: E402  (the standard library only: importable on the host)
@@ -57,10 +62,12 @@ def main() -> int:
     dbs = [CampaignDB(folder / "campaign.sqlite") for folder in args.campaign]
     outcomes = [o for db in dbs for o in db.outcomes()]
     known = known_causes(args.corpus)
+    by_design = known_issues.load(args.corpus).limitation_messages
     by_call: Counter = Counter()
     runs: Counter = Counter()
     alarms: Counter = Counter()
     explained: Counter = Counter()
+    limited: Counter = Counter()
     unexplained: list[str] = []
     for o in outcomes:
         cell = (o.interpreter, o.backend)
@@ -73,14 +80,18 @@ def main() -> int:
         if o.backend not in SEMANTICS_PRESERVING and any(
                 s.cause == bug and o.interpreter in s.interpreters for s in known):
             explained[cell] += 1
+        elif o.backend not in SEMANTICS_PRESERVING and any(
+                m in f"{bug[1]}\n{o.error_message}" for m in by_design):
+            limited[cell] += 1
         else:
             unexplained.append((bug[:2], o.program_id, o.interpreter, o.backend))
     programs = sum(db.programs_done() for db in dbs)
     print(f"{programs} programs, {len(outcomes)} runs ({', '.join(str(c) for c in args.campaign)})\n")
-    print(f"{'python':7} {'backend':20} {'runs':>6} {'bug verdicts':>13} {'known bugs':>11} {'false alarms':>13}")
+    print(f"{'python':7} {'backend':20} {'runs':>6} {'bug verdicts':>13} {'known bugs':>11} {'limitations':>12} "
+          f"{'false alarms':>13}")
     for cell in sorted(runs, key=lambda c: (interpreter_order(c[0]), c[1])):
-        print(f"{cell[0]:7} {cell[1]:20} {runs[cell]:6} {alarms[cell]:13} {explained[cell]:11} "
-              f"{alarms[cell] - explained[cell]:13}")
+        print(f"{cell[0]:7} {cell[1]:20} {runs[cell]:6} {alarms[cell]:13} {explained[cell]:11} {limited[cell]:12} "
+              f"{alarms[cell] - explained[cell] - limited[cell]:13}")
     total = sum(runs.values())
     carried = sum(1 for o in outcomes if any(c.label == CARRIED for c in o.eager))
     uncompared = sum(1 for o in outcomes if any(n.endswith(f"@{CARRIED}: eager differs from itself")
