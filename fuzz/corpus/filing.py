@@ -193,7 +193,8 @@ def known_signature_ids(corpus_dir: Path, torch_of: Mapping[str, str] | None = N
 
     ``torch_of``: the campaign's interpreters and the torch version each runs
     ("3.12" -> "2.15.0+cu132"). A case filed on another matrix is known there
-    too, by the interpreter set it shows on in this one (``shown_on``): a
+    too, by the interpreter set it shows on in this one (``shown_on``), through
+    each of its channels: a
     bucket's id holds its interpreters, so without this a nightly on the
     newest releases calls every case filed on the mission's matrix new.
     The ids merged into a case in ``known-issues.toml`` are known too.
@@ -204,12 +205,13 @@ def known_signature_ids(corpus_dir: Path, torch_of: Mapping[str, str] | None = N
         try:
             table = store.read_case(path)[1]
             sig = Signature.parse(table.get("signature", ""))
-            ids.add(sig.base().id)
             # the other channels a merged bucket was seen through (its table's ``observed``)
-            ids.update(dataclasses.replace(sig, detail=str(o)).id for o in table.get("observed", []))
+            seen = [sig, sig.base(), *(dataclasses.replace(sig, detail=str(o)) for o in table.get("observed", []))]
+            ids.update(s.id for s in seen)
             shown = shown_on(sig, table, torch_of) if torch_of else None
-            if shown and shown != sig.interpreters:
-                ids.update(dataclasses.replace(s, interpreters=shown).id for s in (sig, sig.base()))
+            if shown and shown != sig.interpreters:  # each channel too: the default campaign of 2026-12-06
+                # listed as NEW a global-state bucket (all six) of 741b40f445d6's observed channels
+                ids.update(dataclasses.replace(s, interpreters=shown).id for s in seen)
         except Exception as e:  # a malformed case is still known by its name
             log.warning("%s: %s", path, e)
     # the ids merged into a case (known-issues.toml's [merged]): the same bug seen by

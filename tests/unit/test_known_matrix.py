@@ -79,3 +79,25 @@ def test_an_id_merged_into_a_case_is_known_and_one_merged_into_nothing_is_not(tm
         '"fedcba987654" = { into = "000000000000", reason = "into a case that is gone" }\n')
     ids = filing.known_signature_ids(tmp_path)
     assert {sig.id, "0123456789ab", "ba9876543210"} <= ids and "fedcba987654" not in ids
+
+
+def test_each_channel_a_case_was_seen_through_is_known_on_another_matrix(tmp_path):
+    """The default campaign of 2026-12-06 (3.11-3.15 on torch 2.15.0, 3.13t on
+    2.12.0) listed as NEW a "global-state" bucket of every interpreter whose
+    program was divergence/741b40f445d6's (a set_grad_enabled object entered
+    after a graph break): the case, filed on the mission's matrix, had
+    "global-state" among its ``observed`` channels, but only its own channel
+    was known by the interpreters its replays show."""
+    root = " {wrong-result: def f():; .v1 = torch.GRAD_MODE(); .torch._dynamo.graph_break() #32e67766}"
+    sig = Signature("divergence", "dynamo", "stdout" + root, MISSION)
+    text = store.with_replay(render.render_case(Program(SOURCE), sig, backend="eager", torch_version="2.12.0"),
+                             {n: 1 for n in ("3.11", "3.12", "3.13", "3.14", "3.15")}, "2.15.0")
+    text = text.replace('# status = "open"\n', '# status = "open"\n# observed = ["global-state"]\n')
+    path = tmp_path / "divergence" / f"{sig.id}.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    assert store.read_case(path)[1]["observed"] == ["global-state"]
+    matrix = {n: "2.15.0+cu132" for n in ("3.11", "3.12", "3.13", "3.14", "3.15")} | {"3.13t": "2.12.0+cu130"}
+    seen = Signature("divergence", "dynamo", "global-state", tuple(matrix))
+    assert dataclasses.replace(seen, interpreters=MISSION).id in filing.known_signature_ids(tmp_path)
+    assert seen.id in filing.known_signature_ids(tmp_path, matrix)
