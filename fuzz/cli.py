@@ -221,7 +221,8 @@ def _new_config(args: argparse.Namespace) -> Any:
     return CampaignConfig(
         interpreters=interps, backends=backends, out_dir=Path(args.out) if args.out else Path("reports") / name,
         corpus_dir=Path(args.corpus), device=device, fullgraph=args.fullgraph, budget_s=budget_s,
-        programs=args.programs, seed=seed, jobs=args.jobs, shard=shard, minimise=not args.no_minimize, name=name,
+        programs=args.programs, seed=seed, jobs=args.jobs,
+        running=(os.cpu_count() or 1) if args.running is None else args.running, shard=shard, minimise=not args.no_minimize, name=name,
         sources=sources, feedback=not args.no_feedback, coverage=not args.no_coverage,
         guided=not args.no_guidance, share=share,
         threads=check_threads(args.threads, interps),
@@ -598,6 +599,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--programs", type=int, help="run the first N seeds (with --shard: this shard's part of them)")
     run.add_argument("--seed", type=int, help="first seed (default: one per UTC day, the same for every shard)")
     run.add_argument("--jobs", type=int, default=1, help="workers per interpreter (default 1)")
+    run.add_argument("--running", type=int, metavar="N",
+                     help="runs executing at once over all workers (default: the machine's cores; 0: no limit)")
     run.add_argument("--shard", help="I/N: run the I-th of N shards of the seed space")
     run.add_argument("--out", help="report folder (default reports/<campaign>)")
     run.add_argument("--corpus", default="corpus", help="corpus folder (default ./corpus)")

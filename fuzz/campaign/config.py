@@ -51,6 +51,9 @@ class CampaignConfig:
     programs: int | None = None
     seed: int = 0
     jobs: int = 1
+    # Runs executing at once over all workers (0: no limit); see
+    # fuzz.campaign.workers.WorkerPool.
+    running: int = 0
     shard: tuple[int, int] = (0, 1)
     minimise_budget_s: float = 300.0
     minimise: bool = True

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from fuzz.campaign import toolchain
 from fuzz.errors import HarnessError, TcfuzzError, UsageError
 
 # Seconds an interpreter may take to say its version (no torch import).
@@ -65,6 +66,8 @@ class Interpreter:
         tmp = cache / "tmp" / self.name
         tmp.mkdir(parents=True, exist_ok=True)
         env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache / "inductor" / self.name))
+        # $CXX, else g++ with a linker that reads libtorch's symbols faster (fuzz.campaign.toolchain)
+        env.setdefault("CXX", toolchain.inductor_cxx())
         # An outcome is a function of the program, not of what the worker compiled
         # before: Inductor's FX graph cache and AOTAutograd's cache hand a graph
         # the code compiled for another program of the same graph (its guards on

@@ -128,7 +128,8 @@ class Campaign:
         self.pool = WorkerPool(interpreter_specs.for_device(config.interpreters, config.device), jobs=config.jobs,
                                log_dir=config.out_dir / "logs",
                                rss_limit_mib=config.worker_rss_mib,
-                               rss_growth_limit_mib=config.worker_rss_growth_mib)
+                               rss_growth_limit_mib=config.worker_rss_growth_mib,
+                               max_running=config.running or None)
         self.known_ids = known_signature_ids(config.corpus_dir)
         # known ids as programs runnable on fewer interpreters see them, by those interpreters
         self.known_narrowed: dict[tuple[str, ...], set[str]] = {}

@@ -17,6 +17,7 @@ recycling it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import logging
@@ -400,12 +401,22 @@ class Worker:
 class WorkerPool:
     """``jobs`` persistent workers per interpreter, each served by a thread that
     takes tasks from its interpreter's queue. Results come back in completion
-    order from ``next_result()``; ``run_all`` returns them in submission order."""
+    order from ``next_result()``; ``run_all`` returns them in submission order.
+
+    ``max_running``: at most this many runs execute at once, over all the
+    workers (None: no limit, every worker runs its queue's head). A campaign
+    holds one worker per interpreter, six or more on a 2-core machine; run
+    all at once, they share the cores and their caches, and each run costs
+    more CPU than it does alone (fuzz.campaign.loop gives the figures). A
+    waiting run's wall clock does not start: ``run_timeout_s`` counts from
+    when its worker gets a slot."""
 
     def __init__(self, interpreters: Iterable[Interpreter], *, jobs: int = 1, log_dir: Path,
                  run_timeout_s: float = RUN_TIMEOUT_S, rss_limit_mib: float = RSS_LIMIT_MIB,
-                 rss_growth_limit_mib: float = RSS_GROWTH_LIMIT_MIB, address_space_mib: int | None = None):
+                 rss_growth_limit_mib: float = RSS_GROWTH_LIMIT_MIB, address_space_mib: int | None = None,
+                 max_running: int | None = None):
         self.interpreters = {i.name: i for i in interpreters}
+        self._slots = threading.BoundedSemaphore(max_running) if max_running else None
         self.queues: dict[str, queue.Queue[tuple[int, Task] | None]] = {n: queue.Queue() for n in self.interpreters}
         self.results_queue: queue.Queue[tuple[int, Task, Outcome | BaseException]] = queue.Queue()
         self.workers = [Worker(i, log_dir, run_timeout_s=run_timeout_s, rss_limit_mib=rss_limit_mib,
@@ -445,7 +456,8 @@ class WorkerPool:
         while (item := q.get()) is not None:
             seq, task = item
             try:
-                result: Outcome | BaseException = worker.run(task)
+                with self._slots or contextlib.nullcontext():
+                    result: Outcome | BaseException = worker.run(task)
             except BaseException as e:  # handed to the caller
                 result = e
             self.results_queue.put((seq, task, result))

@@ -102,6 +102,27 @@ def test_workers_inherit_cxx(monkeypatch, tmp_path):
     assert Interpreter("3.12", tmp_path / "python").environ()["CXX"] == "clang++"
 
 
+def test_workers_without_cxx_link_kernels_with_gold_where_it_links(monkeypatch, tmp_path):
+    """The linker is the toolchain's: a ``g++-gold`` script (one executable,
+    named as gcc: torch 2.12.0 needs both) when gold links a shared object
+    here (this project's machines have binutils' ld.gold), and plain ``g++``
+    when the flag fails."""
+    from fuzz.campaign import toolchain
+
+    monkeypatch.delenv("CXX", raising=False)
+    monkeypatch.setenv("TCFUZZ_CACHE", str(tmp_path))
+    toolchain.inductor_cxx.cache_clear()
+    try:
+        script = tmp_path / "bin" / "g++-gold"
+        assert toolchain.inductor_cxx() == str(script) and "-fuse-ld=gold" in script.read_text()
+        assert Interpreter("3.12", tmp_path / "python").environ()["CXX"] == str(script)
+        toolchain.inductor_cxx.cache_clear()
+        monkeypatch.setattr(toolchain, "FAST_LINKER_FLAG", "-fuse-ld=no-such-linker")
+        assert toolchain.inductor_cxx() == "g++"
+    finally:
+        toolchain.inductor_cxx.cache_clear()
+
+
 def test_workers_compile_without_inductor_s_graph_caches_unless_told(monkeypatch, tmp_path):
     """A warm FX graph cache made a minimiser's check read be620e810b38's
     compile error as a match: an outcome must not depend on earlier programs."""

@@ -5,11 +5,15 @@ check falls back to the last fully confirmed source."""
 
 from __future__ import annotations
 
+import os
 import queue
 from pathlib import Path
 
+import pytest
+
 from harness.outcome import GraphBreak, Outcome, Verdict
 from harness.program import Program
+from fuzz import cli
 from fuzz.campaign import loop
 from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.interpreters import Interpreter
@@ -417,6 +421,66 @@ def test_the_pool_gives_back_the_tasks_no_worker_started_but_those_kept(tmp_path
     taken = pool.withdraw(keep=lambda task_id: task_id == ids[2])
     assert sorted(task_id for task_id, _ in taken) == [ids[0], ids[1], ids[3]]
     assert pool.pending == 1 and pool.queues["3.12"].get_nowait()[0] == ids[2]
+
+
+class _GaugedWorker:
+    """A worker whose run takes 50 ms and counts the runs in progress."""
+
+    def __init__(self, interpreter, gauge):
+        self.interpreter, self.gauge = interpreter, gauge
+
+    def start(self):
+        return None
+
+    def run(self, task):
+        import time
+
+        with self.gauge["lock"]:
+            self.gauge["now"] += 1
+            self.gauge["peak"] = max(self.gauge["peak"], self.gauge["now"])
+        time.sleep(0.05)
+        with self.gauge["lock"]:
+            self.gauge["now"] -= 1
+        return task.interpreter
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("max_running", [None, 2])
+def test_the_pool_runs_at_most_max_running_programs_at_once(tmp_path, max_running):
+    """Six interpreters' workers on a 2-core machine: with ``max_running``
+    (a campaign's ``--running``, the cores by default) no more than that many
+    runs are in progress at once; without it, every worker runs."""
+    import threading
+
+    from fuzz.campaign.workers import Task, WorkerPool
+
+    names = ("3.11", "3.12", "3.13", "3.13t", "3.14", "3.15")
+    pool = WorkerPool([Interpreter(n, Path(f"/nonexistent/python{n}")) for n in names], log_dir=tmp_path,
+                      max_running=max_running)
+    gauge = {"lock": threading.Lock(), "now": 0, "peak": 0}
+    pool.workers = [_GaugedWorker(w.interpreter, gauge) for w in pool.workers]
+    pool.start()
+    try:
+        program = Program("def f():\n    return 1\n")
+        got = pool.run_all([Task(program, n, "eager", "cpu", False) for n in names * 3])
+    finally:
+        pool.close()
+    assert got == list(names * 3)
+    if max_running is None:
+        assert gauge["peak"] > 2, gauge
+    else:
+        assert gauge["peak"] == max_running, gauge
+
+
+def test_a_campaign_runs_as_many_programs_at_once_as_the_machine_has_cores(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert cli.build_parser().parse_args(["run"]).running is None
+    def config(*extra):
+        return cli._new_config(cli.build_parser().parse_args(["run", "--python", "3.12", "--backend", "eager", *extra]))
+
+    assert config().running == 2 and config("--running", "0").running == 0
 
 
 def test_the_time_left_after_filing_too_short_for_a_case_is_fuzzed_and_its_finds_wait(tmp_path, monkeypatch):
