@@ -33,7 +33,7 @@ results = []
 for seed, source in json.load(sys.stdin):
     outcome = []
     try:
-        code = compile(source, f"<seed {seed}>", "exec")
+        code = compile(source, f"<seed {seed}>", "exec", dont_inherit=True)
         runs = []
         for _ in range(2):
             module = types.ModuleType("prog")

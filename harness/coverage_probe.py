@@ -220,7 +220,7 @@ def run_compiled(source: str, index: int, timeout_s: float, workdir: str,
     signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            exec(compile(source, path, "exec"), module.__dict__)
+            exec(compile(source, path, "exec", dont_inherit=True), module.__dict__)
             drawn = CompileSettings.from_json(settings)
             compiled = drawn.compile(module.f, backend=recorder if recorder is not None else backend,
                                      fullgraph=False)
@@ -371,7 +371,7 @@ def census(sources: list[str]) -> dict[str, Any]:
     uncompilable = 0
     for source in sources:
         try:
-            seen |= opnames(compile(source, "<program>", "exec"))
+            seen |= opnames(compile(source, "<program>", "exec", dont_inherit=True))
         except (SyntaxError, ValueError):
             uncompilable += 1
     handled = dynamo_handled()

@@ -203,7 +203,9 @@ def load_module(program: Program, path: str) -> types.ModuleType:
     module.__file__ = path
     sys.modules[name] = module
     try:
-        code = compile(program.source, path, "exec")
+        # dont_inherit: not this module's `from __future__ import annotations`
+        # (annotations as strings, PEP 649's deferred ones never evaluated)
+        code = compile(program.source, path, "exec", dont_inherit=True)
     except SyntaxError as e:
         raise ProgramError(f"not a Python program: {e.msg} at line {e.lineno}") from None
     try:

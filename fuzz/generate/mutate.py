@@ -158,7 +158,7 @@ def splice(base: Program, donor: Program, rng: random.Random) -> Program | None:
         base_tree.body[index:index] = helpers
         source = ast.unparse(ast.fix_missing_locations(base_tree)) + "\n"
         try:
-            compile(source, "<spliced>", "exec")
+            compile(source, "<spliced>", "exec", dont_inherit=True)
         except SyntaxError:
             return None
         features = tuple(sorted(set(base.features) | set(donor.features)))

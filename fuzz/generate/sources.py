@@ -87,7 +87,7 @@ def _hypothesmith_source(seed: int) -> str:
         try:
             with BuildContext(data, is_final=True, wrapped_test=None):
                 source = data.draw(strategy)
-            size = len(compile(source, "<hypothesmith>", "exec").co_code)
+            size = len(compile(source, "<hypothesmith>", "exec", dont_inherit=True).co_code)
         except (StopTest, UnsatisfiedAssumption, HypothesisException, SyntaxError, ValueError):
             continue
         # most raw draws are blank lines and comments: keep the one with the
@@ -111,7 +111,7 @@ def hypothesmith_program(seed: int) -> Program:
     body = textwrap.indent(source, "    ")
     wrapped = _WRAPPER.format(body=body.rstrip("\n"), rng_seed=rng_seed)
     try:
-        compile(wrapped, "<wrapped>", "exec")
+        compile(wrapped, "<wrapped>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError):
         wrapped = _EXEC_WRAPPER.format(source=source, rng_seed=rng_seed)
     return Program(source=wrapped, generator=HYPOTHESMITH, seed=seed, features=("hypothesmith",))

@@ -45,7 +45,7 @@ counts = {}
 for path in json.loads(sys.stdin.read()):
     try:
         with open(os.path.join(root, path), encoding="utf-8") as f:
-            counts[path] = len(lines(compile(f.read(), path, "exec"), set()))
+            counts[path] = len(lines(compile(f.read(), path, "exec", dont_inherit=True), set()))
     except (OSError, SyntaxError):
         pass
 print(json.dumps(counts))

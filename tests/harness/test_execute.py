@@ -127,6 +127,31 @@ def test_no_eager_run_passes_through_dynamo(tmp_path):
         assert outcome.compiled[2].value != outcome.compiled[0].value  # SCALE changed what the guard call returns
 
 
+ANNOTATED = """
+import torch
+
+def f(x):
+    def g(a: int) -> int:
+        return a
+    return x + (1.0 if g.__annotations__["a"] is int else 0.0)
+
+def inputs():
+    return (torch.zeros(1),)
+"""
+
+
+def test_a_program_runs_with_its_own_future_flags_not_the_harness_s(tmp_path):
+    """The harness's modules start with ``from __future__ import
+    annotations``, and ``compile`` inherits the caller's future flags unless
+    told not to: every program ran with its annotations as strings, so a 3.14
+    program's deferred annotations were never evaluated (the Dynamo bug of
+    corpus/compile-error/a1ef5d0465fe was hidden). The annotation is the class
+    ``int`` in eager and compiled runs."""
+    outcome = execute.run_program(Program(ANNOTATED), "eager", interpreter="test", workdir=str(tmp_path))
+    assert outcome.verdict.value == "match", outcome
+    assert "values=[1.0]" in outcome.eager[0].value, outcome.eager[0]
+
+
 def test_a_wrong_backend_diverges_on_value(tmp_path):
     outcome = execute.run_program(Program(PROGRAM), "tcfuzz_add_one", interpreter="test", workdir=str(tmp_path))
     assert (outcome.verdict.value, outcome.aspect, outcome.call) == ("divergence", "value", "fresh")
