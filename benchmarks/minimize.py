@@ -20,10 +20,11 @@ Unix socket. Without it the shrinkray column is skipped.
 
 ``--inductor-checks``: checks/s of tcfuzz's own minimiser on the corpus's
 Inductor cases (backend inductor, a bug kind, shown on --python alone), the
-way ``tcfuzz minimize`` checked until now (``before``: every check the whole
-call plan, one candidate at a time) against now (``after``: fast checks that
-stop the plan after the call that showed the bug, confirmed in full at every
-stage's end, and as many workers as the machine has cores). Each case and
+way ``tcfuzz minimize`` checked until 2026-12-06 (``before``: every check the
+whole call plan, one candidate at a time, kernels linked by GNU ld) against
+now (``after``: fast checks that stop the plan after the call that showed the
+bug, confirmed in full at every stage's end, as many workers as the machine
+has cores, and kernels linked by gold where it links, fuzz.campaign.toolchain). Each case and
 configuration gets its own pool and an empty Inductor cache
 (TORCHINDUCTOR_CACHE_DIR), after one warm-up run of every case (Inductor's
 precompiled headers); the configurations alternate which goes first.
@@ -236,8 +237,9 @@ def run_reducer(reducer: str, check, program: Program, args: argparse.Namespace)
     return run_shrinkray(check, program, args.budget_s, args.jobs, args.shrinkray)
 
 
-# (fast checks, workers per interpreter; 0: the machine's cores) of each configuration
-CHECK_CONFIGS = {"before": (False, 1), "after": (True, 0)}
+# (fast checks, workers per interpreter (0: the machine's cores), $CXX (None:
+# the toolchain's choice)) of each configuration
+CHECK_CONFIGS = {"before": (False, 1, "g++"), "after": (True, 0, None)}
 
 
 def inductor_cases(name: str) -> list[tuple[str, Program, Signature, CompileSettings]]:
@@ -263,9 +265,12 @@ def minimise_with(config: str, program: Program, sig: Signature, settings: Compi
     pool of its own whose Inductor cache starts empty in ``cache_dir``:
     final lines, checks, elapsed_s (the minimisation alone, not the pool's
     start) and whether the full check accepts the result."""
-    fast, jobs = CHECK_CONFIGS[config]
+    fast, jobs, cxx = CHECK_CONFIGS[config]
     jobs = jobs or max(1, os.cpu_count() or 1)
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)  # fuzz.campaign.interpreters passes TORCH* on
+    user_cxx = os.environ.pop("CXX", None)
+    if cxx:
+        os.environ["CXX"] = cxx  # and CXX
     try:
         with WorkerPool([interp], jobs=jobs, log_dir=log_dir) as pool:
             pool.start()
@@ -276,6 +281,9 @@ def minimise_with(config: str, program: Program, sig: Signature, settings: Compi
             holds = check.confirm(result.source)
     finally:
         del os.environ["TORCHINDUCTOR_CACHE_DIR"]
+        os.environ.pop("CXX", None)
+        if user_cxx is not None:
+            os.environ["CXX"] = user_cxx
     return {"lines": result.lines_after, "checks": result.checks, "elapsed_s": round(elapsed_s, 1),
             "checks_per_s": round(result.checks / elapsed_s, 3) if elapsed_s else 0.0,
             "complete": result.complete, "holds": holds, "plan_calls": check.plan_calls, "jobs": jobs,

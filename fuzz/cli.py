@@ -178,6 +178,7 @@ def _resumed_config(args: argparse.Namespace) -> Any:
     db.close()
     config = CampaignConfig.from_meta(meta, Path(args.resume))
     config.resume = True
+    config.running = (os.cpu_count() or 1) if args.running is None else args.running  # this machine's cores
     if args.programs is not None:
         config.programs = args.programs
     if budget_s is not None:

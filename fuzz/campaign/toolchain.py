@@ -61,7 +61,6 @@ def cpp_compiler_problem() -> str:
     return ""
 
 
-@functools.cache
 def inductor_cxx() -> str:
     """The ``CXX`` a worker gets: ``$CXX`` when set; else, where ``g++``
     with FAST_LINKER_FLAG links a shared object here (a probe of about 0.1 s,
@@ -72,6 +71,12 @@ def inductor_cxx() -> str:
     raised InvalidCxxCompiler on 3.13t), and tells gcc by its name."""
     if os.environ.get("CXX", "").strip():
         return os.environ["CXX"].strip()
+    return _gold_cxx()
+
+
+@functools.cache
+def _gold_cxx() -> str:
+    """``inductor_cxx`` without ``$CXX``: the probe, once per process."""
     compiler = shutil.which("g++")
     if not compiler:
         return "g++"

@@ -103,11 +103,11 @@ def test_config_meta_is_what_it_was_and_resumes_the_same_config(monkeypatch):
     # fields added since: the (interpreter, torch) cells (fuzz.campaign.cells),
     # the compile-settings draw (harness.settings), the graphs source's share and
     # the cell schedule (fuzz.campaign.schedule) and coverage guidance
-    # (fuzz.campaign.guidance)
+    # (fuzz.campaign.guidance), and the runs at once (fuzz.campaign.workers)
     assert {k: meta.pop(k) for k in ("matrix", "torch", "unavailable", "vary_compile", "schedule", "picks",
-                                  "filing_floor_s", "coverage", "guided")} == {
+                                  "filing_floor_s", "coverage", "guided", "running")} == {
         "matrix": "newest", "torch": None, "unavailable": {}, "vary_compile": True, "schedule": "full", "picks": 1,
-        "filing_floor_s": None, "coverage": True, "guided": True}
+        "filing_floor_s": None, "coverage": True, "guided": True, "running": 0}
     assert meta["sources"].pop("graphs") == 0.0
     assert meta == FULL_META
     assert json.loads(json.dumps(config().to_meta())) == config().to_meta()  # plain JSON

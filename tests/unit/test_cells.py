@@ -111,16 +111,20 @@ def test_workers_without_cxx_link_kernels_with_gold_where_it_links(monkeypatch, 
 
     monkeypatch.delenv("CXX", raising=False)
     monkeypatch.setenv("TCFUZZ_CACHE", str(tmp_path))
-    toolchain.inductor_cxx.cache_clear()
+    toolchain._gold_cxx.cache_clear()
     try:
         script = tmp_path / "bin" / "g++-gold"
         assert toolchain.inductor_cxx() == str(script) and "-fuse-ld=gold" in script.read_text()
         assert Interpreter("3.12", tmp_path / "python").environ()["CXX"] == str(script)
-        toolchain.inductor_cxx.cache_clear()
+        toolchain._gold_cxx.cache_clear()
         monkeypatch.setattr(toolchain, "FAST_LINKER_FLAG", "-fuse-ld=no-such-linker")
         assert toolchain.inductor_cxx() == "g++"
+        monkeypatch.setenv("CXX", "clang++")  # $CXX wins, and is not remembered past its unsetting
+        assert toolchain.inductor_cxx() == "clang++"
+        monkeypatch.delenv("CXX")
+        assert toolchain.inductor_cxx() == "g++"
     finally:
-        toolchain.inductor_cxx.cache_clear()
+        toolchain._gold_cxx.cache_clear()
 
 
 def test_workers_compile_without_inductor_s_graph_caches_unless_told(monkeypatch, tmp_path):
