@@ -409,7 +409,8 @@ class WorkerPool:
     all at once, they share the cores and their caches, and each run costs
     more CPU than it does alone (fuzz.campaign.loop gives the figures). A
     waiting run's wall clock does not start: ``run_timeout_s`` counts from
-    when its worker gets a slot."""
+    when its worker gets a slot, and until then ``withdraw`` can take it
+    back like a queued one."""
 
     def __init__(self, interpreters: Iterable[Interpreter], *, jobs: int = 1, log_dir: Path,
                  run_timeout_s: float = RUN_TIMEOUT_S, rss_limit_mib: float = RSS_LIMIT_MIB,
@@ -426,6 +427,9 @@ class WorkerPool:
         self._seq = itertools.count()
         self._threads: list[threading.Thread] = []
         self.pending = 0
+        # tasks a worker has taken from its queue and that wait for a run slot, by task id
+        self._waiting: dict[int, Task] = {}
+        self._waiting_lock = threading.Lock()
 
     def start(self) -> dict[str, InterpreterInfo]:
         """Start every worker in parallel; raises HarnessError if one cannot start."""
@@ -455,8 +459,13 @@ class WorkerPool:
         q = self.queues[worker.interpreter.name]
         while (item := q.get()) is not None:
             seq, task = item
+            with self._waiting_lock:
+                self._waiting[seq] = task
             try:
                 with self._slots or contextlib.nullcontext():
+                    with self._waiting_lock:
+                        if self._waiting.pop(seq, None) is None:
+                            continue  # withdrawn while it waited for the slot: no result
                     result: Outcome | BaseException = worker.run(task)
             except BaseException as e:  # handed to the caller
                 result = e
@@ -481,11 +490,18 @@ class WorkerPool:
         return seq, task, result
 
     def withdraw(self, keep: Callable[[int], bool]) -> list[tuple[int, Task]]:
-        """Take back the tasks no worker has started yet, but those whose id
-        ``keep`` holds to, and return them as (task id, task) in queue order;
-        ``pending`` drops by their number. A task a worker is running is not
-        touched: its result still comes back from ``next_result``."""
+        """Take back the tasks no worker has started yet, queued or waiting
+        for a run slot (``max_running``), but those whose id ``keep`` holds
+        to, and return them as (task id, task), the waiting ones first, then
+        in queue order; ``pending`` drops by their number. A task a worker is
+        running is not touched: its result still comes back from
+        ``next_result``. Without the waiting ones, a campaign of six workers
+        on two slots drained four runs more past its fuzz phase's end
+        (fuzz.campaign.loop)."""
         taken: list[tuple[int, Task]] = []
+        with self._waiting_lock:
+            for seq in [seq for seq in self._waiting if not keep(seq)]:
+                taken.append((seq, self._waiting.pop(seq)))
         for q in self.queues.values():
             held = []
             while True:

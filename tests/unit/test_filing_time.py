@@ -423,6 +423,60 @@ def test_the_pool_gives_back_the_tasks_no_worker_started_but_those_kept(tmp_path
     assert pool.pending == 1 and pool.queues["3.12"].get_nowait()[0] == ids[2]
 
 
+
+class _BlockingWorker:
+    """A worker whose run waits for ``release``; ``started`` is set when a run starts."""
+
+    def __init__(self, interpreter, started, release):
+        self.interpreter, self.started, self.release = interpreter, started, release
+
+    def start(self):
+        return None
+
+    def run(self, task):
+        self.started.set()
+        self.release.wait(10)
+        return task.interpreter
+
+    def close(self):
+        pass
+
+
+def test_the_pool_gives_back_a_task_that_waits_for_a_run_slot(tmp_path):
+    """Two workers, one run slot (``max_running=1``): the second worker has
+    taken its task from its queue and waits for the slot. ``withdraw`` takes
+    it back (no result comes for it) and leaves the running one; a campaign
+    of six workers on two slots drained four such runs past its phase's end."""
+    import threading
+    import time
+
+    from fuzz.campaign.workers import Task, WorkerPool
+
+    pool = WorkerPool([Interpreter(n, Path(f"/nonexistent/python{n}")) for n in ("3.12", "3.13")],
+                      log_dir=tmp_path, max_running=1)
+    started, release = threading.Event(), threading.Event()
+    pool.workers = [_BlockingWorker(w.interpreter, started, release) for w in pool.workers]
+    pool.start()
+    try:
+        program = Program("def f():\n    return 1\n")
+        first = pool.submit(Task(program, "3.12", "eager", "cpu", False))
+        assert started.wait(10)
+        second = pool.submit(Task(program, "3.13", "eager", "cpu", False))
+        deadline = time.monotonic() + 10
+        while pool.queues["3.13"].qsize() and time.monotonic() < deadline:  # its worker takes it, then waits
+            time.sleep(0.01)
+        time.sleep(0.05)
+        taken = pool.withdraw(keep=lambda task_id: False)
+        assert [task_id for task_id, _ in taken] == [second] and pool.pending == 1
+        release.set()
+        task_id, _, outcome = pool.next_result(timeout_s=10)
+        assert (task_id, outcome) == (first, "3.12")
+        time.sleep(0.1)
+        assert pool.results_queue.empty()  # the withdrawn task never ran
+    finally:
+        release.set()
+        pool.close()
+
 class _GaugedWorker:
     """A worker whose run takes 50 ms and counts the runs in progress."""
 
