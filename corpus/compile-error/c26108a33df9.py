@@ -1,39 +1,39 @@
 # /// script
 # requires-python = ">=3.11"
-# dependencies = ["torch==2.15.0"]
+# dependencies = ["torch==2.12.0"]
 # [tool.tcfuzz]
-# signature = "compile-error|dynamo|AssertionError@torch/_dynamo/bytecode_transformation.py:compute_exception_table|3.14,3.15"
+# signature = "compile-error|dynamo|AssertionError@torch/_dynamo/bytecode_transformation.py:compute_exception_table|3.11,3.12,3.13,3.13t,3.14,3.15"
 # kind = "compile-error"
 # stage = "dynamo"
-# interpreters = ["3.14", "3.15"]
+# interpreters = ["3.11", "3.12", "3.13", "3.13t", "3.14", "3.15"]
 # backend = "eager"
 # device = "cpu"
-# torch = "2.15.0+cu132"
+# torch = "2.12.0+cu130"
 # first-seen = "2026-12-07"
 # last-seen = "2026-12-07"
 # count = 1
 # status = "open"
-# replay = {"3.14/2.15.0" = "reproduces", "3.15/2.15.0" = "reproduces"}
+# replay = {"3.11/2.15.0" = "reproduces", "3.12/2.15.0" = "reproduces", "3.13/2.15.0" = "reproduces", "3.13t/2.12.0" = "reproduces", "3.14/2.15.0" = "reproduces", "3.15/2.15.0" = "reproduces"}
 # ///
 
 
 import torch
 
 def f(x):
-    x = torch.tanh(x) + torch.atan(x)
     try:
-        for i in range(1):
-            try:
-                torch._dynamo.graph_break()
-            finally:
-                break
-    except Exception:
+        pass
+    except:
         pass
     finally:
-        x = x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x
-    return x
+        torch._dynamo.graph_break()
+        try:
+            pass
+        except Exception:
+            x = torch._dynamo.graph_break() or x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x
+        finally:
+            x = x + 1
 
-def inputs(): return (torch.ones(2),)
+def inputs(): return (torch.zeros(1),)
 
 
 BACKEND = "eager"
