@@ -2,14 +2,24 @@
 minimised from.
 
 Filing time goes to bugs first (tcfuzz issue 29): divergences, crashes,
-compile errors and timeouts, then graph-break regressions and graph breaks
-that show on some interpreters only, then the other graph breaks, and last a
-regression whose program raised in eager on every interpreter (a program
-error, seldom a bug). Within one priority a bucket an earlier campaign left
-in the corpus backlog (fuzz.corpus.backlog) goes first. After the
-campaign's own new buckets come the waiting buckets it did not see (when it
-files them at all), then the further programs of divergence signatures
-(often a known bug again).
+compile errors and timeouts, then the further programs of divergence
+signatures, then graph-break regressions and graph breaks that show on some
+interpreters only, then the other graph breaks, and last a regression whose
+program raised in eager on every interpreter (a program error, seldom a
+bug). Within one priority a bucket an earlier campaign left in the corpus
+backlog (fuzz.corpus.backlog) goes first. After the campaign's own new
+buckets come the waiting buckets it did not see (when it files them at all).
+
+A further program of a divergence signature is a wrong result whose
+signature, before minimisation, is a known one's (or a second program of a
+new one): only its minimised program's root cause tells whether it is a bug
+the corpus has. The signature before minimisation is coarse (kind, stage,
+aspect, interpreters): every case that gives a wrong value on all six
+interpreters has the same one, so a new silent wrong result looks known
+until it is minimised. Such a program goes before the graph breaks: the
+campaigns of 2026-12-07 met a new one (a module global stored through
+``globals()[name]`` read stale by the compiled code, every interpreter)
+as a further program, filed after every graph break, that is never.
 
 A bucket the backlog holds reduced (an earlier minimisation that ran out of
 time) is minimised on from that reduced program, not from the new one. A
@@ -82,8 +92,9 @@ def filing_queue(new: Iterable[tuple[Finding, Program]], *, waiting: dict[str, B
                  low_priority: Iterable[str] = ()) -> list[QueuedCase]:
     """The filing order (module docstring) of the campaign's ``new`` buckets,
     the backlog's ``unseen`` ones (backlog.unseen) and the ``further``
-    programs of divergence signatures; ``waiting``: the backlog by signature
-    key; ``low_priority``: the signature keys filed last among the new."""
+    programs of divergence signatures (after the new bugs, before the graph
+    breaks); ``waiting``: the backlog by signature key; ``low_priority``: the
+    signature keys filed last among the new."""
     by_id = {e.finding.signature.id: e for e in waiting.values()}
     low = set(low_priority)
 
@@ -99,5 +110,6 @@ def filing_queue(new: Iterable[tuple[Finding, Program]], *, waiting: dict[str, B
         return priority, finding.signature.id not in by_id
 
     own = [queued(f, p, by_id.get(f.signature.id), True) for f, p in sorted(new, key=lambda fp: order(fp[0]))]
+    bugs = [q for q in own if order(q.finding)[0] == 0]
     old = [queued(f, e.program, e, False) for f, e in unseen]
-    return own + old + [QueuedCase(f, p, False) for f, p in further]
+    return bugs + [QueuedCase(f, p, False) for f, p in further] + own[len(bugs):] + old

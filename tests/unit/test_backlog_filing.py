@@ -177,7 +177,11 @@ def test_a_campaign_with_a_case_s_time_left_after_its_rounds_files_the_backlog_t
     assert backlog.load(tmp_path / "corpus") == {}
 
 
-def test_the_filing_order_is_bugs_then_regressions_then_breaks_backlog_first_then_unseen_then_further():
+def test_the_filing_order_is_bugs_then_further_divergences_then_regressions_then_breaks_backlog_first_then_unseen():
+    """A further program of a divergence signature (a wrong result whose
+    coarse signature is known, or a new one's second program) is filed after
+    the new bugs and before the graph breaks: only its minimised root cause
+    says whether it is a new bug."""
     crash, div = _finding("crash", "SIGSEGV@a"), _finding("divergence", "value")
     regression = _finding("graph-break-regression", "r [absent on 3.13]", ("3.12",))
     low = _finding("graph-break-regression", "raises [absent on 3.13]", ("3.12",))
@@ -189,10 +193,11 @@ def test_the_filing_order_is_bugs_then_regressions_then_breaks_backlog_first_the
     todo = queue_mod.filing_queue(new, waiting={old_brk.signature.key: entry}, unseen=[(unseen, unseen_entry)],
                                   further=[(div, _program("again"))], interpreter_count=2,
                                   low_priority=[low.signature.key])
-    assert [q.finding for q in todo] == [crash, regression, old_brk, brk, low, unseen, div]
-    assert [q.new_bucket for q in todo] == [True] * 5 + [False, False]
-    assert [q.from_backlog for q in todo] == [False, False, True, False, False, True, False]
-    assert todo[2].program == _program("b2")  # waiting as found: the new program serves as well
+    assert [q.finding for q in todo] == [crash, div, regression, old_brk, brk, low, unseen]
+    assert [q.new_bucket for q in todo] == [True, False, True, True, True, True, False]
+    assert [q.from_backlog for q in todo] == [False, False, False, True, False, False, True]
+    assert todo[1].program == _program("again")
+    assert todo[3].program == _program("b2")  # waiting as found: the new program serves as well
 
 
 def test_a_new_bucket_whose_minimised_root_cause_is_a_corpus_case_is_not_new(tmp_path, monkeypatch):
