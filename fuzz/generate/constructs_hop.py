@@ -4,10 +4,14 @@ Registered constructs (see ``fuzz.generate.registry``): ``torch.cond`` with
 branch functions written in ``f`` (``def`` or ``lambda``, one maybe a nested
 ``cond``) that read a closed-over tensor, a global, an object's attribute or
 the int ``n``; ``while_loop`` whose condition reads ``n`` and whose body
-reads a closure; ``map`` over t0's leading dim with an extra operand; a
-module-level ``torch.compiler.nested_compile_region`` function that reads a
-global and an object, called two or three times (maybe a list append inside
-it; never a graph break, which torch refuses by design); ``torch.utils.checkpoint.checkpoint`` and
+reads a closure; ``map`` over t0's leading dim with an extra operand;
+``scan`` with a carry (leading or last dim, maybe reversed, maybe over a
+pair of inputs) and ``associative_scan`` (``generic`` mode); ``torch.switch``
+over two or three branches; a module-level
+``torch.compiler.nested_compile_region`` function that reads a global and an
+object, called two or three times (maybe a list append inside it, or
+tensor-only with a pair returned and a same-shape second call; never a graph
+break, which torch refuses by design); ``torch.utils.checkpoint.checkpoint`` and
 ``torch.vmap`` over functions that append to a list, count calls on an
 object or break the graph; ``torch.func.grad`` of a closure's sum. Also
 user ``torch.autograd.Function`` subclasses (a ctx attribute and saved
@@ -35,6 +39,17 @@ from fuzz.generate.scope import Scope
 _CHECKPOINT = imported("torch.utils.checkpoint")
 _WHILE_LOOP = helper("while_loop", "from torch._higher_order_ops import while_loop")
 _MAP = helper("hop_map", "from torch._higher_order_ops.map import map as hop_map")
+_SCAN = helper("scan", "from torch._higher_order_ops.scan import scan")
+_ASSOCIATIVE_SCAN = helper("associative_scan", "from torch._higher_order_ops.associative_scan import associative_scan")
+# torch.switch is new in torch 2.13; on older torch (2.12.0, the last with a 3.13t wheel)
+# the helper indexes the branches in Python, clamping the index as torch.switch does.
+_SWITCH = helper("switch", '''
+    try:
+        from torch._higher_order_ops.switch import switch
+    except ImportError:
+        def switch(index, branches, operands):
+            return branches[max(0, min(int(index), len(branches) - 1))](*operands)
+''')
 # What a higher-order operator's function reads (HOP_SCALE, k) and counts (calls).
 _STATE = helper("HopState", '''
     HOP_SCALE = 0.5
@@ -50,6 +65,11 @@ _REGIONS = {
         @torch.compiler.nested_compile_region
         def region(x, y, state):
             return torch.tanh(x * HOP_SCALE + y * state.k)
+    ''', needs=("HopState",)),
+    "tensors": helper("region_pair", '''
+        @torch.compiler.nested_compile_region
+        def region_pair(x, y, scale=HOP_SCALE):
+            return torch.tanh(x * scale + y), torch.sin(y - x) * scale
     ''', needs=("HopState",)),
     "logged": helper("region_logged", '''
         @torch.compiler.nested_compile_region
@@ -201,11 +221,16 @@ def nested_compile_region(w: StatementWriter, scope: Scope) -> None:
     form = w.pick(tuple(_REGIONS))
     w.need(_REGIONS[form])
     first = w.fresh("r")
+    if form == "tensors":
+        _region_pairs(w, scope)
+        return
     if form == "pure":
         state = _state(w, scope)
         x, y = _operand(w, scope), w.squashed(scope, 1)
         w.emit(scope, f"{first} = region({x}, torch.tanh(t0 * 0.0 + {y}), {state})")
-        second = f"region({first}, {first}, {state})"
+        # not region(first, first, ...): one tensor passed as two inputs is an aliasing
+        # graph break torch documents (gb0040), not a finding
+        second = f"region({first}, {first} * 0.5, {state})"
     else:
         log = w.fresh("log")
         w.emit(scope, f"{log} = []")
@@ -215,6 +240,94 @@ def nested_compile_region(w: StatementWriter, scope: Scope) -> None:
         # another shape: a region of its own (the leading row of t0)
         w.emit(scope, f"{first} = {first} + {second.replace(first, first + '[:1]', 1)}")
     w.put(scope, f"{first} + {second}", 12.0)
+
+
+def _region_pairs(w: StatementWriter, scope: Scope) -> None:
+    """Two (or three) calls of the tensor-only region ``region_pair(x, y)``, the
+    second with the same shapes (a reuse of the first call's subgraph), maybe
+    with ``scale`` as a keyword, maybe a third on the leading row (a new shape).
+    Each call returns two t0-shaped tensors, |value| <= 1."""
+    x, y = w.fresh("x"), w.fresh("y")
+    a, b = w.fresh("a"), w.fresh("b")
+    w.emit(scope, f"{x}, {y} = {_operand(w, scope)}, {_operand(w, scope)}")
+    w.emit(scope, f"{a}, {b} = region_pair({x}, {y})")
+    scale = w.pick(("", ", scale=0.25", ", 2.0"))
+    w.maybe_break(scope, 0, 20)
+    w.emit(scope, f"{a}, {b} = region_pair({b}, {a}{scale})")
+    if w.chance(40):
+        row = w.fresh("row")
+        w.emit(scope, f"{row}, _ = region_pair({a}[:1], {b}[:1])")
+        w.put(scope, f"{a} + {b} + {row}", 3.0)
+    else:
+        w.put(scope, f"{a} + {b}", 2.0)
+
+
+@construct("hop-scan", weight=2, features={
+    "hop-scan": "scan with a carry over t0's leading or last dim (maybe reversed, maybe over a pair of xs) whose "
+                "combine function reads a global, an object or n; associative_scan (generic) with maximum, "
+                "minimum or a product",
+})
+def hop_scan(w: StatementWriter, scope: Scope) -> None:
+    """``last, ys = scan(combine, init, xs, dim=...)`` or ``associative_scan(fn, xs, dim, ...)``."""
+    w.features.update({"hop-scan", "closure"})
+    # not a closed-over tensor: one slice's result would broadcast out of the carry's shape
+    read = _reads(w, scope, ("global", "object", "int"))
+    x = w.fresh("x")
+    w.emit(scope, f"{x} = {_operand(w, scope)}")
+    dim = w.pick(("0", "-1"))
+    reverse = ", reverse=True" if w.chance(30) else ""
+    if w.chance(65):
+        w.need(_SCAN)
+        carry, item, nxt, fn = w.fresh("carry"), w.fresh("item"), w.fresh("nxt"), w.fresh("combine")
+        # contiguous: scan requires the carry its function returns to match init's strides
+        init = f"{x}[0]" if dim == "0" else f"{x}[..., 0].contiguous()"
+        pair = w.chance(30)
+        w.emit(scope, f"def {fn}({carry}, {item}):")
+        step = f"{item}[0] + {item}[1] * 0.5" if pair else item
+        w.emit(scope, f"{nxt} = torch.tanh({carry} * 0.5 + {step})", 1)
+        w.emit(scope, f"return {nxt}, {nxt} * {read}", 1)
+        last, ys = w.fresh("last"), w.fresh("ys")
+        xs = f"({x}, torch.cos({x}))" if pair else x
+        w.emit(scope, f"{last}, {ys} = scan({fn}, {init}, {xs}, dim={dim}{reverse})")
+        # ys has t0's shape (|value| <= 4), last one slice's (|value| <= 1). Over dim -1, torch
+        # 2.12.0 stacks ys along dim 0 and 2.15.0 along dim -1: reshaped, both fit t0
+        w.put(scope, f"{ys} + {last}" if dim == "0" else f"{ys}.reshape({x}.shape) + {last}.unsqueeze(-1)", 5.0)
+        return
+    w.need(_ASSOCIATIVE_SCAN)
+    # generic only: the pointwise mode compiles with Triton, and fails on CPU in eager too (torch 2.12.0)
+    fn = w.fresh("op")
+    body = w.pick(("torch.maximum({a}, {b})", "torch.minimum({a}, {b})", "{a} * {b}", "{a} * {b} * " + read))
+    a, b = w.fresh("a"), w.fresh("b")
+    _function(w, scope, fn, f"{a}, {b}", body.format(a=a, b=b))
+    # the operands are in [-1, 1]; a product times read (|read| <= 4) per step can grow, so the
+    # result is squashed again
+    w.put(scope, f"torch.tanh(associative_scan({fn}, torch.tanh({x}), dim={dim}{reverse}, "
+                 f"combine_mode=\"generic\"))", 1.0)
+
+
+@construct("hop-switch", weight=2, features={
+    "hop-switch": "torch.switch over two or three branch functions (def or lambda) that read closures, globals, "
+                  "objects and n, indexed by a count tensor, an int or a size, with one or two operands",
+})
+def hop_switch(w: StatementWriter, scope: Scope) -> None:
+    """``switch(index, [fn0, fn1, ...], (x, ...))``; an index out of range is clamped."""
+    w.features.update({"hop-switch", "closure"})
+    w.need(_SWITCH)
+    read = _reads(w, scope)
+    pair = w.chance(35)
+    params = "a, b" if pair else "a"
+    operand = "a + b * 0.5" if pair else "a"
+    branches = []
+    for _ in range(w.count((2, 3))):
+        name = w.fresh("branch")
+        branches.append(name)
+        _function(w, scope, name, params, w.pick(_BODIES).format(a=f"({operand})", r=read))
+    x = w.fresh("x")
+    w.emit(scope, f"{x} = {_operand(w, scope)}")
+    operands = f"({x}, torch.cos({x}))" if pair else f"({x},)"
+    index = w.pick((f"({x} > 0).sum()", "n % 3", "t0.shape[0] - 1", f"torch.tensor(n % {len(branches)})"))
+    w.put(scope, f"switch({index}, [{', '.join(branches)}], {operands})", 1.0)
+    w.maybe_break(scope, 0, 20)
 
 
 @construct("checkpoint-python", weight=2, features={

@@ -397,3 +397,68 @@ def function_forms(w: StatementWriter, scope: Scope) -> None:
         w.emit(scope, f"{first} = {first} + {gen}.throw(ValueError)")
         w.emit(scope, f"print(next({gen}, None) is None)")
         w.put(scope, f"{first}", 3.0)
+
+
+@construct("sequence-protocols", weight=2, features={
+    "sequence-protocols": "range slices, index, count and comparison; hash and equality of t0.shape and tuples; "
+                          "rich comparison of lists and tuples; max/min with key and default; deque insert, "
+                          "setitem, rotate and repeat under a maxlen; bytearray edits, hex, decode and % "
+                          "formatting; list slice assignment and deletion with steps",
+})
+def sequence_protocols(w: StatementWriter, scope: Scope) -> None:
+    """Two ints computed through the sequence protocols of ranges, tuples, t0.shape,
+    lists, deques and bytearrays, printed and scaling a tensor."""
+    w.features.update({"sequence-protocols", "print"})
+    forms = ["range", "shape-hash", "compare", "minmax", "deque", "bytearray", "slice-assign"]
+    ks = []
+    for _ in range(2):
+        form = w.pick(forms)
+        forms.remove(form)
+        k = w.fresh("k")
+        ks.append(k)
+        if form == "range":
+            r = w.fresh("r")
+            w.emit(scope, f"{r} = range(n, 12, {w.pick((2, 3))})")
+            w.emit(scope, f"{k} = len({r}[1::2]) + {r}[-1] + {r}.index({r}[1]) + {r}.count(n) + (n in {r}) "
+                          f"+ ({r}[:0] == range(0)) + ({r}[::-1][0] == {r}[-1])")
+        elif form == "shape-hash":
+            w.emit(scope, f"{k} = len({{t0.shape: 1, (1, n): 2, tuple(t0.shape): 3}}) "
+                          f"+ (hash(t0.shape) == hash(tuple(t0.shape))) + (t0.shape == tuple(t0.shape)) "
+                          f"+ (hash((n, 'a')) == hash((n, 'a')))")
+        elif form == "compare":
+            w.emit(scope, f"{k} = ([1, n] < [1, n, 0]) + ((n, 2) >= (n, 1)) + ([n] * 2 == [n, n]) "
+                          f"+ (t0.shape[:1] <= (99,)) + max([3, n], [n, 1])[0] + min((n, 2), (2, n))[1]")
+        elif form == "minmax":
+            w.features.add("closure")
+            w.emit(scope, f"{k} = max(n, t0.shape[0], 2) + min(t0.ndim, n) + max(t0.shape) "
+                          f"+ min(t0.shape[1:], default=0) + max((), default=n) + max([1, n], key=lambda i: -i)")
+        elif form == "deque":
+            w.need(_COLLECTIONS)
+            d = w.fresh("dq")
+            w.emit(scope, f"{d} = collections.deque([1, 2, n], maxlen=5)")
+            w.emit(scope, f"{d}.insert(1, 7)")
+            w.emit(scope, f"{d}[0] = n + 1")
+            w.emit(scope, f"{d}.rotate({w.pick((-1, 2))})")
+            w.maybe_break(scope, 0, 20)
+            w.emit(scope, f"{k} = {d}.index(7) + len({d} * 2) + ({d} * 2)[-1] + {d}.count(n) + ({d}.maxlen or 0)")
+            w.emit(scope, f"print({d})")
+        elif form == "bytearray":
+            b = w.fresh("b")
+            w.emit(scope, f"{b} = bytearray(b'ab')")
+            w.emit(scope, f"{b} += bytes([97 + n])")
+            w.emit(scope, f"{b}[0] = 120")
+            w.emit(scope, f"{b} *= 2")
+            w.emit(scope, f"{k} = {b}.count(b'b') + {b}.index(98) + len({b}.hex()) + len(b'%d-%s' % (n, b'x')) "
+                          f"+ sum({b}) % 7")
+            w.emit(scope, f"print({b}, str({b}[:2], \"ascii\"), len({b}.decode()))")
+        else:
+            ns = w.fresh("ns")
+            w.emit(scope, f"{ns} = list(range(8))")
+            w.emit(scope, f"{ns}[::2] = [n] * 4")
+            w.emit(scope, f"del {ns}[1::3]")
+            w.emit(scope, f"{ns}[1:1] = (5, 6)")
+            w.emit(scope, f"{ns}[-2:] = []")
+            w.emit(scope, f"{k} = sum({ns}) + len({ns})")
+            w.emit(scope, f"print({ns})")
+    w.emit(scope, f"print({', '.join(ks)})")
+    w.put(scope, f"{w.atom(scope)} * (({' + '.join(ks)}) % 5) * 0.25", 4.0)

@@ -40,6 +40,7 @@ from hypothesis.internal.conjecture.providers import HypothesisProvider
 from fuzz.generate import (
     constructs_builtins,
     constructs_comprehension,
+    constructs_compiler_api,
     constructs_contexts,
     constructs_exceptions,
     constructs_generators,
@@ -68,7 +69,7 @@ __all__ = [
 
 # Name recorded in Program.generator; bump the suffix when the same seed starts
 # meaning a different program.
-GENERATOR = "tcfuzz.v8"
+GENERATOR = "tcfuzz.v9"
 
 # The modules whose registered constructs make the statement table, in table
 # order (each module's constructs in definition order). The order is part of
@@ -89,9 +90,11 @@ _CONSTRUCT_MODULES = (
     constructs_subclass,
     constructs_contexts,
     constructs_builtins,
-    # higher-order operators over functions written in f; object protocols and container methods
+    # higher-order operators over functions written in f; object protocols and container methods;
+    # the torch._dynamo decorators and config contexts user code calls
     constructs_hop,
     constructs_protocols,
+    constructs_compiler_api,
     # last of the kinds drawn by default: Hypothesis draws the ends of an integer range more
     # often than its middle, so the table's last entry (comprehension-break) is drawn most
     constructs_comprehension,
@@ -298,7 +301,7 @@ def _programs(draw: st.DrawFn, weights: dict[str, float] | None = None) -> Progr
 
 
 def programs(weights: dict[str, float] | None = None) -> st.SearchStrategy[Program]:
-    """A Hypothesis strategy for generated ``Program``s (``generator="tcfuzz.v7"``).
+    """A Hypothesis strategy for generated ``Program``s (``generator=GENERATOR``).
 
     Each program defines ``f(t0, t1, n, *extras)``, where ``t0`` and ``t1`` are
     float32 or float64 tensors (``t0`` of shape (3, 4), (2, 5), (4,),

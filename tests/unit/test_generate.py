@@ -582,12 +582,14 @@ PINNED_TABLE = (
     ("zip-strict", 2),
     ("range-steps", 2), ("slice-objects", 2), ("attr-builtins", 2), ("type-three-arg", 2), ("globals-vars", 2),
     # higher-order operators over functions written in f (fuzz.generate.constructs_hop)
-    ("hop-cond", 2), ("hop-while-loop", 2), ("hop-map", 2), ("nested-compile-region", 2), ("checkpoint-python", 2),
-    ("functorch-python", 2), ("autograd-function", 2),
+    ("hop-cond", 2), ("hop-while-loop", 2), ("hop-map", 2), ("nested-compile-region", 2), ("hop-scan", 2),
+    ("hop-switch", 2), ("checkpoint-python", 2), ("functorch-python", 2), ("autograd-function", 2),
     # object protocols and container methods (fuzz.generate.constructs_protocols)
     ("user-container", 2), ("builtin-subclass", 2), ("operator-overloads", 2), ("hashable-keys", 2),
     ("list-methods", 2), ("dict-methods", 2), ("builtins-iter", 2), ("iterator-objects", 2), ("pytree", 2),
-    ("function-forms", 2),
+    ("function-forms", 2), ("sequence-protocols", 2),
+    # the torch._dynamo decorators and config contexts (fuzz.generate.constructs_compiler_api)
+    ("compiler-api", 2),
     ("comprehension-break-nested", 2), ("comprehension-break-walrus", 2), ("comprehension-break-shadow", 2),
     ("comprehension-break-closure", 2), ("comprehension-break-try", 2), ("comprehension-break-generator", 2),
     ("comprehension-break", 4),
@@ -604,7 +606,7 @@ PINNED_COMPOUND = frozenset({
 })
 # sha256 of generate(seed).source for seeds 0..99, joined: what GENERATOR's
 # seeds mean. A change to any program needs a new GENERATOR (and this digest).
-PINNED_DIGEST = ("tcfuzz.v8", "2168ab7f744fa0ee85c72616f5932aca75d27ed601daf88b812eaa8a2e8e004f")
+PINNED_DIGEST = ("tcfuzz.v9", "388b936530834c1f825c0952ee9e98ff8f0c7cd4f61c692114169f5e8478d2c4")
 
 
 def test_the_statement_table_is_the_registry_in_its_pinned_order() -> None:

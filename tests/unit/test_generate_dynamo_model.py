@@ -1,7 +1,7 @@
 """Tests of the constructs for Dynamo's model of Python (issue 30, item 1).
 
 The constructs of ``fuzz.generate.constructs_{comprehension,stdlib,objmodel,
-subclass,contexts,builtins,hop,protocols}``: each is drawn when steered towards, shows in
+subclass,contexts,builtins,hop,protocols,compiler_api}``: each is drawn when steered towards, shows in
 the programs' syntax as what its features say (the detectors here are
 written independently of the generator and are used by test_generate's
 feature checks too), and runs eagerly, deterministically, on every worker
@@ -21,6 +21,7 @@ import pytest
 
 from fuzz.generate import (
     constructs_builtins,
+    constructs_compiler_api,
     constructs_comprehension,
     constructs_contexts,
     constructs_hop,
@@ -36,7 +37,7 @@ from harness.program import Program
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = (constructs_comprehension, constructs_stdlib, constructs_objmodel, constructs_subclass,
-           constructs_contexts, constructs_builtins, constructs_hop, constructs_protocols)
+           constructs_contexts, constructs_builtins, constructs_hop, constructs_protocols, constructs_compiler_api)
 NEW = collect(MODULES)
 # Seeds per construct for the syntax checks, and for the eager runs in each env.
 SYNTAX_SEEDS = range(12)
@@ -194,7 +195,9 @@ def feature_rules(tree: ast.Module) -> dict[str, bool]:
         "hop-cond": has(r"torch\.cond\([^\n]*\btrue_fn\d+, false_fn\d+"),
         "hop-while-loop": has(r"\bwhile_loop\(cond_fn\d+, body_fn\d+") and "import while_loop" in module,
         "hop-map": has(r"\bhop_map\(row_fn\d+"),
-        "nested-compile-region": has(r"\bregion(_logged)?\(") and "@torch.compiler.nested_compile_region" in module,
+        "nested-compile-region": has(r"\bregion(_logged|_pair)?\(") and "@torch.compiler.nested_compile_region" in module,
+        "hop-scan": has(r"\b(scan\(combine\d+, |associative_scan\(op\d+, )"),
+        "hop-switch": has(r"\bswitch\([^\n]*\[branch\d+, branch\d+"),
         "checkpoint-python": has(r"torch\.utils\.checkpoint\.checkpoint\(ck\d+, "),
         "functorch-python": has(r"torch\.(vmap|func\.grad|func\.vjp|func\.jvp)\(fn\d+"),
         "autograd-function": has(r"\b(ScaledTanh|ClipGrad)\.apply\(") and "(torch.autograd.Function)" in module,
@@ -214,6 +217,10 @@ def feature_rules(tree: ast.Module) -> dict[str, bool]:
         "iterator-objects": has(r"\b(it\d+)_0 = next\(\1\)"),
         "function-forms": has(r"\bfn\d+\.scale = |\bdef fn\d+\(v, \*args, k=0\.5|\breturn scaled\b|\bdef fn\d+\(v, i\)"
                               r"|\{torch\.sin: 2, torch\.tanh: 1, len: 3\}|\.throw\(ValueError\)"),
+        "sequence-protocols": has(r"\bk\d+ = (len\(r\d+\[1::2\]\)|len\(\{t0\.shape: 1|\(\[1, n\] < |max\(n, t0\.shape"
+                                  r"|dq\d+\.index\(7\)|b\d+\.count\(b'b'\)|sum\(ns\d+\) \+ len)"),
+        "compiler-api": has(r"torch\._dynamo\.(disable\(|dont_skip_tracing|patch_dynamo_config\()"
+                            r"|\b(nonstrict_scale|constant_scale|in_graph_sin)\("),
         "pytree": has(r"\bpytree\.tree_\w+\(") and "import torch.utils._pytree as pytree" in module,
         "attr-builtins": any(True for name in ("setattr", "delattr", "hasattr") for _ in _calls(nodes, name)),
         "type-three-arg": any(len(c.args) == 3 for c in _calls(nodes, "type")),
@@ -295,8 +302,11 @@ for kind, seed, source in json.load(sys.stdin):
         code = compile(source, f"<{kind} {seed}>", "exec")
         runs = []
         for _ in range(2):
-            module = types.ModuleType("prog")
-            sys.modules["prog"] = module  # as harness.execute.load_module: torch 2.12's Dynamo imports it
+            # a name of its own, as harness.execute.load_module gives: torch 2.12's Dynamo imports
+            # it, and a guard of 3.14's on a global may read an earlier program's module of the name
+            name = f"prog_{kind}_{seed}".replace("-", "_")
+            module = types.ModuleType(name)
+            sys.modules[name] = module
             exec(code, module.__dict__)
             values = []
             for _ in range(2):
