@@ -297,6 +297,18 @@ def _made_by_torch(value: Any, known_ids: set) -> bool:
     return isinstance(module, str) and (module == "torch" or module.startswith("torch."))
 
 
+def _installed_by_dynamo(key: object) -> bool:
+    """Is ``key`` a name Dynamo binds in the globals of a frame it compiles
+    (``OutputGraph.install_global``, torch/_dynamo/output_graph.py):
+    ``__resume_at_16_11``, ``__builtins_dict___10``, ``__compiled_fn_3``,
+    ``__import_torch_dot_nn``, or bookkeeping such as
+    ``___needs_generation_tag_patch``? It starts with two underscores and is
+    no dunder. When Dynamo compiles a frame of a watched module's own code
+    (a ``contextlib`` frame after a graph break in a program's ``__exit__``),
+    its resume functions live there, and the cached call needs them."""
+    return isinstance(key, str) and key.startswith("__") and not key.endswith("__")
+
+
 def _known_ids(namespaces: dict) -> set:
     """The ids of every value the saved namespaces hold (alive: they hold them)."""
     return {id(v) for ns in namespaces.values() for v in ns.values()}
@@ -318,7 +330,7 @@ def _restore_namespace(name: str, saved: dict, known_ids: Callable[[], set], und
             if value is not saved[key] and not _made_by_torch(value, known_ids):
                 setattr(obj, key, saved[key])
                 undone.append(f"{name}.{key} rebound")
-        elif not _made_by_torch(value, known_ids) and not (isinstance(key, str) and key.startswith("___")):
+        elif not _made_by_torch(value, known_ids) and not _installed_by_dynamo(key):
             delattr(obj, key)
             undone.append(f"{name}.{key} added")
     for key in [k for k in saved if k not in vars(obj)]:

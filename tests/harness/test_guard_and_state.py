@@ -168,3 +168,34 @@ def test_a_thread_the_program_leaves_running_is_reported(tmp_path):
     assert o.verdict.value == "match", o
     assert "thread hostile-spinner still running" in o.state_left
     assert restored.threads and not restored.clean
+
+
+RESUMES_IN_CONTEXTLIB = '''
+import contextlib
+
+import torch
+
+
+def f(t0, t1):
+    try:
+        torch._dynamo.graph_break()
+        with contextlib.nullcontext(t1) as v:
+            t2 = torch.sigmoid(v)
+        raise IndexError("i")
+    except IndexError:
+        t2 = t0 + 1
+    return t2
+
+
+def inputs():
+    return (torch.ones(2), torch.ones(2))
+'''
+
+
+def test_what_dynamo_binds_in_a_watched_module_is_kept_for_the_cached_call(tmp_path):
+    """Dynamo compiles a frame of contextlib's own code here and binds its resume
+    function (``__resume_at_16_3``) in contextlib's globals. Putting the watched
+    namespaces back after a call must keep it: deleting it made the cached call
+    raise NameError, a divergence of the harness's making (campaign of 2026-12-07)."""
+    o = run(RESUMES_IN_CONTEXTLIB, tmp_path)
+    assert o.verdict.value == "match", (o.verdict, o.call, o.error_message)
