@@ -197,7 +197,8 @@ _TORCH_CONTEXTS: tuple[tuple[str, str | None], ...] = (
 @construct("torch-contexts", weight=2, compound=True, features={
     "torch-contexts": "the other context managers Dynamo models: record_function, catch_warnings, "
                       "DisableTorchFunction(Subclass), disable_saved_tensors_hooks, forward-AD dual_level, "
-                      "sdpa_kernel, fx annotate, error_on_graph_break, a device context; a graph break inside",
+                      "sdpa_kernel, fx annotate, error_on_graph_break, a device context; maybe two in one with "
+                      "statement; a graph break inside",
 })
 def torch_contexts(w: StatementWriter, scope: Scope) -> None:
     """``with <context>:`` around an op the context is about, a graph break and a body."""
@@ -206,6 +207,12 @@ def torch_contexts(w: StatementWriter, scope: Scope) -> None:
     if need is not None:
         w.need(need)
     t = w.target(scope)
+    if w.chance(40):
+        # a second manager entered by the same statement (exited first): one whose body
+        # needs nothing of its own, so the first one's body fits both
+        other = w.pick([name for name, needs in _TORCH_CONTEXTS
+                        if name != header and needs is None and not name.startswith("torch.device")])
+        header = f"{header}, {other}"
     w.emit(scope, f"with {header}:")
     x = f"(t0 * 0.0 + {w.atom(scope)}.clamp(-3.0, 3.0))"
     if header.startswith("warnings."):

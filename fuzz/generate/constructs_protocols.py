@@ -197,17 +197,17 @@ def list_methods(w: StatementWriter, scope: Scope) -> None:
         w.emit(scope, edit)
     w.maybe_break(scope, 0, 25)
     k = w.fresh("k")
-    form = w.pick(("list", "tuple", "size", "range"))
-    if form == "range":
-        w.emit(scope, f"{k} = (range(n) == range(0, n, 1)) + range(1, 9, 2).count(n) + range(n + 1).index(n) "
-                      f"+ ({ns} < [5]) + {{(1, n): 2}}.get((1, n), 0)")
-    elif form == "list":
-        w.emit(scope, f"{k} = {ns}.count(n) + {ns}.index({ns}[-1]) + len({ns} + [1] * 2)")
-    elif form == "tuple":
-        w.emit(scope, f"{k} = tuple({ns}).index({ns}[0]) + (1, n, n).count(n) + len(tuple({ns})[::2])")
-    else:
-        w.emit(scope, f"{k} = torch.Size(t0.shape[1:] + (2,)).numel() + t0.shape.index(t0.shape[-1]) "
-                      f"+ len(t0.size()[:1] * 2)")
+    forms = {
+        "range": f"(range(n) == range(0, n, 1)) + range(1, 9, 2).count(n) + range(n + 1).index(n) "
+                 f"+ ({ns} < [5]) + {{(1, n): 2}}.get((1, n), 0)",
+        "list": f"{ns}.count(n) + {ns}.index({ns}[-1]) + len({ns} + [1] * 2)",
+        "tuple": f"tuple({ns}).index({ns}[0]) + (1, n, n).count(n) + len(tuple({ns})[::2])",
+        "size": "torch.Size(t0.shape[1:] + (2,)).numel() + t0.shape.index(t0.shape[-1]) + len(t0.size()[:1] * 2)",
+    }
+    first = w.pick(tuple(forms))
+    w.emit(scope, f"{k} = {forms[first]}")
+    if w.chance(50):
+        w.emit(scope, f"{k} += {forms[w.pick([form for form in forms if form != first])]}")
     w.emit(scope, f"print({ns}, {k})")
     w.put(scope, f"{w.atom(scope)} * ({k} % 5) * 0.25", 4.0)
 
@@ -255,15 +255,19 @@ def builtins_iter(w: StatementWriter, scope: Scope) -> None:
         f"{k} = len(frozenset({{1, n}}) | frozenset((2,))) + (id(t0) == id(t0)) + eval('n * 2 + 1')",
         f"{k} = len(sorted(locals())) + isinstance(n, int | None) + len(type(t0).__bases__)",
     )
-    text = w.pick(forms)
-    if "operator." in text:
-        w.need(_OPERATOR)
-    if " for " in text:
-        w.features.add("comprehension")
-    if "lambda" in text:
-        w.features.add("closure")
-    w.emit(scope, text)
+    first = w.pick(forms)
+    # two of the forms: each draw reaches twice the builtins
+    second = w.pick([form for form in forms if form != first]).replace(f"{k} = ", f"{k} += ", 1)
+    for text in (first, second):
+        if "operator." in text:
+            w.need(_OPERATOR)
+        if " for " in text:
+            w.features.add("comprehension")
+        if "lambda" in text:
+            w.features.add("closure")
+    w.emit(scope, first)
     w.maybe_break(scope, 0, 25)
+    w.emit(scope, second)
     w.emit(scope, f"print({k})")
     w.put(scope, f"{w.atom(scope)} * ({k} % 5) * 0.25", 4.0)
 
