@@ -339,9 +339,10 @@ class Campaign:
         return tasks
 
     def _confirmations(self, seq: int, program: Program, outcomes: list[Outcome]) -> list[Task]:
-        """The runs that complete the product for a program whose bug showed
-        on a sampled cell (CellScheduler.confirmations), so its signature's
-        interpreters and stage are those of full replication."""
+        """The runs that confirm a bug or graph break a sampled cell showed
+        (CellScheduler.confirmations: the backends that can hold its finding,
+        on every interpreter), so its signature's interpreters and stage are
+        those of full replication."""
         interps = [i.name for i in self.config.interpreters if versions.runs_on(program.features, i.name)]
         cells = self.cells.confirmations(self.planned.get(seq, []), outcomes, interps)
         if cells:

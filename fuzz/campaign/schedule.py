@@ -30,9 +30,11 @@ Policies (``Policy``):
 
 A bug or graph break seen on a sampled cell and not on the fully run backend
 there (or any bug of a backend off the ladder, which is keyed apart) is
-confirmed before it is bucketed: ``confirmations`` completes the product for
-that program (every backend on every interpreter it has not run on), so its
-signature's interpreter set and stage are what full replication gives.
+confirmed before it is bucketed: ``confirmations`` runs that program on
+every interpreter it has not run on, with each backend that can hold the
+finding (those no higher on the ladder than the backend that showed it; an
+off-ladder backend's bug, that backend), so its signature's interpreter set
+and stage are what full replication gives.
 """
 
 from __future__ import annotations
@@ -229,14 +231,21 @@ class CellScheduler:
 
     def confirmations(self, planned: Sequence[Cell], outcomes: Iterable[Outcome],
                       interpreters: Iterable[str]) -> list[Cell]:
-        """The cells to run before a program is classified: every cell of the
-        product the program has not run on (among ``interpreters``, those it
-        parses on) where a run on a sampled backend shows a cause (a bug
-        verdict or a graph break, fuzz.triage.signature.causes) that decides
-        a finding's interpreter set: one the same interpreter's run on a fully
-        run backend does not show (the finding is that backend's, keyed by
-        where it shows), or any bug of a backend off the ladder (a compiler of
-        its own, keyed apart from eager's); else none."""
+        """The cells to run before a program is classified, among
+        ``interpreters`` (those it parses on) and the cells it has not run on.
+
+        A run on a sampled backend decides a finding's interpreter set when
+        it shows a cause (a bug verdict or a graph break,
+        fuzz.triage.signature.causes) that the same interpreter's run on a
+        fully run backend does not show (the finding is that backend's, keyed
+        by where it shows), or any bug of a backend off the ladder (a compiler
+        of its own, keyed apart from eager's). For each such cause the
+        backends that can hold its finding run on every interpreter: for a
+        ladder bug or a graph break, those no higher on the ladder than the
+        backend that showed it (fuzz.triage.signature.findings keys a cause
+        by the lowest backend showing it, and where it shows there: a higher
+        backend changes neither); for an off-ladder bug, that backend alone.
+        Nothing decides: no cells."""
         outcomes = [o for o in outcomes if not o.threads]
         full = set(self.full_backends())
         full_families = {_family(b) for b in full}
@@ -244,19 +253,22 @@ class CellScheduler:
         for o in outcomes:
             if o.backend in full:
                 on_full.setdefault(o.interpreter, set()).update(causes(o))
-
-        def decides(o: Outcome) -> bool:
-            shown = causes(o)
-            if o.backend in full or not shown:
-                return False
-            own_family = _family(o.backend) not in full_families and o.verdict.is_bug
-            return own_family or bool(shown - on_full.get(o.interpreter, set()))
-
-        if not any(decides(o) for o in outcomes):
+        needed: set[str] = set()
+        for o in outcomes:
+            if o.backend in full:
+                continue
+            for cause in causes(o):
+                kind, _ = cause
+                own_family = _family(o.backend) not in full_families and kind is not Kind.GRAPH_BREAK
+                if own_family and _family(o.backend) != "ladder":
+                    needed.add(o.backend)
+                elif own_family or cause not in on_full.get(o.interpreter, set()):
+                    needed.update(b for b in self.backends if ladder_rank(b) <= ladder_rank(o.backend))
+        if not needed:
             return []
         names = [i for i in self.interpreters if i in set(interpreters)]
         have = set(planned) | {Cell(o.interpreter, o.backend) for o in outcomes}
-        return [Cell(i, b) for b in self.backends for i in names if Cell(i, b) not in have]
+        return [Cell(i, b) for b in self.backends if b in needed for i in names if Cell(i, b) not in have]
 
     # ---------------------------------------------------------------- learning
 

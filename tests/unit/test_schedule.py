@@ -127,6 +127,32 @@ def test_a_bug_on_a_sampled_cell_asks_for_the_rest_of_the_product():
     assert cells.confirmations(plan, on_eager, INTERPS) == []
 
 
+def test_a_cause_on_a_sampled_cell_is_confirmed_only_on_the_backends_that_can_hold_its_finding():
+    """A finding is keyed by the lowest backend that shows its cause and the
+    interpreters it shows on there (fuzz.triage.signature.findings): a cause
+    aot_eager shows is confirmed on aot_eager everywhere, not on Inductor,
+    whose runs cannot change its key; one Inductor shows needs both."""
+    program = Program("def f():\n    return 1\n")
+    cells = CellScheduler(Policy.YIELD, BACKENDS, INTERPS, adaptive=False)
+    plan = cells.plan(5, INTERPS)
+    [aot] = [c for c in plan if c.backend == "aot_eager"]
+    [ind] = [c for c in plan if c.backend == "inductor"]
+    outcomes = [_outcome(program, c.interpreter, c.backend,
+                         Verdict.DIVERGENCE if c == aot else Verdict.MATCH) for c in plan]
+    more = cells.confirmations(plan, outcomes, INTERPS)
+    assert set(more) == {Cell(i, "aot_eager") for i in INTERPS} - {aot}
+    # a graph break only aot_eager shows: the same cells
+    outcomes = [_outcome(program, c.interpreter, c.backend) for c in plan]
+    [sampled] = [o for o in outcomes if o.backend == "aot_eager"]
+    sampled.graph_breaks = [GraphBreak("Attempt to trace generator", "generator")]
+    assert set(cells.confirmations(plan, outcomes, INTERPS)) == {Cell(i, "aot_eager") for i in INTERPS} - {aot}
+    # a bug on Inductor: its stage needs the ladder below it, on every interpreter
+    outcomes = [_outcome(program, c.interpreter, c.backend,
+                         Verdict.DIVERGENCE if c == ind else Verdict.MATCH) for c in plan]
+    more = cells.confirmations(plan, outcomes, INTERPS)
+    assert set(more) | set(plan) == {Cell(i, b) for i in INTERPS for b in BACKENDS}
+
+
 class _PlantedPool:
     """Runs tasks at once: every run matches except Inductor on ``wrong_on``
     (a planted compiler wrong on one interpreter only); records the tasks."""
