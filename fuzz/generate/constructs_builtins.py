@@ -8,7 +8,11 @@ and of counts read from tensors; ``sorted``/``min``/``max`` with ``key=``;
 a zero step, caught) and its ``reversed``/``len``/indexing; ``slice``
 objects and ``slice.indices``; ``getattr``/``setattr``/``delattr``/
 ``hasattr`` with defaults; three-argument ``type()``; ``globals()``,
-``vars()`` and ``del`` of a global. Dynamo models them in
+``vars()`` and ``del`` of a global; attributes set on a tensor,
+``operator.length_hint`` through each slot, ``fromkeys`` of a dict subclass,
+``map`` over unequal iterables, ``isinstance`` against nested tuples and
+``collections.abc``, ``frozenset`` algebra, a builtin type's methods called
+unbound, and Python ``max``/``min`` of 0-dim tensors (builtins-objects). Dynamo models them in
 ``torch/_dynamo/variables/builtin.py``, ``lists.py`` (ranges, slices) and
 ``misc.py``. No ``id()`` or ``hash()`` of an object reaches an output.
 """
@@ -230,3 +234,94 @@ def globals_vars(w: StatementWriter, scope: Scope) -> None:
         w.maybe_break(scope)
         w.emit(scope, f'print("{name}" in globals())')
         w.emit(scope, f"{name} = 2")
+
+
+_HINTED = helper("Hinted", '''
+    class Hinted:
+        """No __len__: operator.length_hint asks __length_hint__."""
+
+        def __init__(self, n): self.n = n
+        def __length_hint__(self): return self.n + 1
+''')
+_HINTED_DICT = helper("Keyed", '''
+    class Keyed(dict):
+        def __missing__(self, key): return len(str(key))
+''')
+_OPERATOR = imported("operator")
+_COLLECTIONS = imported("collections")
+_COLLECTIONS_ABC = imported("collections.abc")
+# The forms of builtins-objects: each sets the int k{n} (prefixed) from builtins
+# over objects Dynamo models one by one in builtin.py (length_hint's slots,
+# fromkeys of a dict subclass, map over several iterables, isinstance against
+# nested tuples and ABCs, frozenset algebra, attributes set on a tensor, a
+# builtin type's methods called unbound).
+_OBJECT_FORMS = ("tensor-attrs", "length-hint", "fromkeys", "map-many", "isinstance", "frozenset",
+                 "unbound-methods")
+
+
+@construct("builtins-objects", weight=2, features={
+    "builtins-objects": "attributes set and read on a tensor (setattr, getattr with a default, hasattr); "
+                        "operator.length_hint through __len__, __length_hint__ and a default; fromkeys of a dict "
+                        "subclass and OrderedDict; map over unequal iterables; isinstance against nested tuples "
+                        "and collections.abc; frozenset algebra; a builtin type's methods called unbound "
+                        "(int.__neg__, list.__len__, float.__rsub__, int.from_bytes, float.fromhex, str.upper); "
+                        "Python max/min of 0-dim tensors and floats",
+})
+def builtins_objects(w: StatementWriter, scope: Scope) -> None:
+    """Three forms each adding to an int that scales a tensor, plus a tensor
+    from Python ``max``/``min`` of 0-dim tensors and floats (which Dynamo turns
+    into clamps)."""
+    w.features.update({"builtins-objects", "print", "reduction"})
+    k = w.fresh("k")
+    w.emit(scope, f"{k} = 0")
+    forms = list(_OBJECT_FORMS)
+    for _ in range(3):
+        form = w.pick(forms)
+        forms.remove(form)
+        if form == "tensor-attrs":
+            y = w.fresh("tagged")
+            w.emit(scope, f"{y} = {w.atom(scope)} * 1.0")
+            w.emit(scope, f"{y}.tag = n")
+            w.emit(scope, f'setattr({y}, "extra", 2)')
+            w.maybe_break(scope, 0, 20)
+            w.emit(scope, f'{k} += {y}.tag + getattr({y}, "extra") + hasattr({y}, "missing") '
+                          f'+ getattr({y}, "missing", 3)')
+        elif form == "length-hint":
+            w.need(_OPERATOR)
+            w.need(_HINTED)
+            w.emit(scope, f"{k} += operator.length_hint(Hinted(n)) + operator.length_hint([1, 2], 7) "
+                          f"+ operator.length_hint(iter(range(n)), 3) + operator.length_hint(reversed([n, 1, 2]))")
+        elif form == "fromkeys":
+            w.need(_HINTED_DICT)
+            w.need(_COLLECTIONS)
+            fk = w.fresh("fk")
+            w.emit(scope, f'{fk} = Keyed.fromkeys("ab", n)')
+            w.emit(scope, f'{k} += {fk}["a"] + {fk}[123] + len(collections.OrderedDict.fromkeys([1, n, 1])) '
+                          f"+ sum(dict.fromkeys(range(n), 2).values())")
+        elif form == "map-many":
+            w.need(_OPERATOR)
+            w.features.add("closure")
+            w.emit(scope, f"{k} += len(list(map(operator.add, [1, n], (2, 3, 4)))) "
+                          f"+ sum(map(lambda a, b: a * b, range(n), [2, 3])) + max(map(len, ([1], [n, n])))")
+        elif form == "isinstance":
+            w.need(_COLLECTIONS_ABC)
+            w.emit(scope, f"{k} += isinstance(n, (str, (bytes, int))) + isinstance(t0, (int, torch.Tensor)) "
+                          f"+ isinstance(t0, torch.nn.Parameter) + issubclass(bool, int) "
+                          f"+ isinstance([n], collections.abc.Sequence) + isinstance({{}}, collections.abc.Mapping)")
+        elif form == "unbound-methods":
+            # a builtin type's methods called unbound, BuiltinVariable.call_method
+            w.emit(scope, f"{k} += int.__neg__(-n) + list.__len__([n, 1]) + len(tuple(tuple.__iter__((1, n)))) "
+                          f"+ int(float.__rsub__(3.0, n)) + int.from_bytes(b\"\\x01\\x00\", \"little\") "
+                          f"+ int(float.fromhex(\"0x1p+2\")) + len(str.upper(\"ab\")) + int.__abs__(-n)")
+        else:
+            fs = w.fresh("fs")
+            w.emit(scope, f"{fs} = frozenset({{1, n}})")
+            w.emit(scope, f"{k} += len({fs} | {{2}}) + len({fs} & frozenset(range(n))) "
+                          f"+ ({fs} <= frozenset(range(10))) + len({fs}.union([7], (8,))) + ({fs} == {{n, 1}})")
+    a = w.pick(scope.tensors)
+    m = w.fresh("m")
+    # Python max/min of a 0-dim tensor and a float or another 0-dim tensor: |m| <= 2
+    w.emit(scope, f"{m} = max({a}.float().mean().clamp(-1.0, 1.0), 0.25) "
+                  f"- min({a}.float().amax().clamp(-1.0, 1.0), {a}.float().amin().clamp(-1.0, 1.0) * 0.5)")
+    w.emit(scope, f"print({k})")
+    w.put(scope, f"{w.atom(scope)} * ({k} % 5) * 0.25 + {m}", 6.0)

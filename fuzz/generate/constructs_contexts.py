@@ -12,7 +12,9 @@ other managers Dynamo has a variable for (``record_function``,
 ``catch_warnings``, ``DisableTorchFunction(Subclass)``,
 ``disable_saved_tensors_hooks``, forward-AD ``dual_level``, ``sdpa_kernel``,
 fx ``annotate``, ``error_on_graph_break``, a device context), each around
-the op it is about. Dynamo models them in
+the op it is about; and a grad mode entered by explicit ``__enter__``/
+``__exit__`` calls, or applied in ``f`` as a decorator (context-protocol).
+Dynamo models them in
 ``torch/_dynamo/variables/ctx_manager.py``.
 """
 
@@ -234,3 +236,46 @@ def torch_contexts(w: StatementWriter, scope: Scope) -> None:
         w.emit(scope, f"{t} = torch.tanh({x} * 0.5)", 1)
     w.maybe_break(scope, 1, 40)
     w.body(scope.block(), (0, 1))
+
+
+# Grad-mode managers for context-protocol: the mode each leaves inside.
+_GRAD_MANAGERS = ("torch.no_grad()", "torch.enable_grad()", "torch.set_grad_enabled(n > 2)")
+
+
+@construct("context-protocol", weight=2, features={
+    "context-protocol": "a grad-mode manager entered and exited by explicit __enter__/__exit__ calls across a "
+                        "graph break; a manager applied in f as a decorator, by a call or by @ on a nested def",
+})
+def context_protocol(w: StatementWriter, scope: Scope) -> None:
+    """The context-manager protocol without a ``with`` statement: explicit
+    ``__enter__``/``__exit__``, or a manager wrapping a function made in ``f``;
+    the grad mode seen inside printed."""
+    w.features.update({"context-protocol", "print"})
+    # explicit __enter__ is a graph break on torch 2.15 (a skipped function), so rarer
+    forms = [("call", 2), ("decorator", 2), ("explicit", 1)]
+    for _ in range(2 if w.chance(50) else 1):
+        form = w.weighted(forms)
+        forms = [entry for entry in forms if entry[0] != form]
+        # set_grad_enabled(...) sets the mode when called: as a decorator it
+        # would leave it set for the rest of f, so it is entered explicitly only
+        manager = w.pick(_GRAD_MANAGERS if form == "explicit" else _GRAD_MANAGERS[:2])
+        if form == "explicit":
+            cm = w.fresh("cm")
+            w.emit(scope, f"{cm} = {manager}")
+            w.emit(scope, f"{cm}.__enter__()")
+            w.put(scope, f"torch.tanh({w.atom(scope)} * 0.5)", 1.0)
+            w.maybe_break(scope, 0, 40)
+            w.emit(scope, "print(torch.is_grad_enabled())")
+            w.emit(scope, f"{cm}.__exit__(None, None, None)")
+            continue
+        w.features.add("closure")
+        inner, out, seen = w.fresh("inner"), w.fresh("out"), w.fresh("seen")
+        if form == "decorator":
+            w.emit(scope, f"@{manager}")
+        w.emit(scope, f"def {inner}(x, k):")
+        w.emit(scope, "return torch.tanh(x * k), torch.is_grad_enabled()", 1)
+        call = f"{manager}({inner})" if form == "call" else inner
+        w.emit(scope, f"{out}, {seen} = {call}({w.atom(scope)}, 0.5)")
+        w.maybe_break(scope, 0, 25)
+        w.put(scope, out, 1.0)
+        w.emit(scope, f"print({seen}, torch.is_grad_enabled())")

@@ -224,6 +224,10 @@ def feature_rules(tree: ast.Module) -> dict[str, bool]:
         "pytree": has(r"\bpytree\.tree_\w+\(") and "import torch.utils._pytree as pytree" in module,
         "attr-builtins": any(True for name in ("setattr", "delattr", "hasattr") for _ in _calls(nodes, name)),
         "type-three-arg": any(len(c.args) == 3 for c in _calls(nodes, "type")),
+        "builtins-objects": has(r"\bk\d+ \+= (\w+\d+\.tag \+|operator\.length_hint\(Hinted|fk\d+\['a'\]"
+                                r"|len\(list\(map\(operator\.add|isinstance\(n, \(str|len\(fs\d+ \||int\.__neg__\(-n\))"),
+        "context-protocol": has(r"\bcm\d+\.__enter__\(\)|= torch\.(no_grad|enable_grad)\(\)\(inner\d+\)"
+                                r"|@torch\.(no_grad|enable_grad)\(\)\n\s*def inner\d+"),
         "globals-vars": has(r"\bglobals\(\)") or any(
             isinstance(n, ast.Delete) and any(isinstance(t, ast.Name) and t.id.startswith("FLAG") for t in n.targets)
             for n in nodes),
