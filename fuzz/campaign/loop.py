@@ -721,7 +721,7 @@ class Campaign:
                                     settings=config.compile_settings(queued.program, finding.backend),
                                     jobs=config.jobs, budget_s=per_case_s, torch_version=self._torch_version(),
                                     torch_of={n: i.torch for n, i in self.pool.info.items()},
-                                    max_lines=queued.max_lines)
+                                    max_lines=queued.max_lines, known_ids=self.known_ids)
                 if case.standalone is not None and "elapsed_s" in case.stats:
                     self.confirm_s = max(self.confirm_s if self.confirm_measured else 0.0,
                                          self.clock() - started_s - float(case.stats["elapsed_s"]))
@@ -748,11 +748,11 @@ class Campaign:
         stats = dict(case.stats)
         path = str(case.path) if case.filed else None
         # a filed case's signature carries its program's language features
-        refined = case.signature.key if case.filed else finding.signature.key
+        refined = case.signature.key if case.filed or case.known else finding.signature.key
         if queued.new_bucket:
             self.db.record_case(finding.signature.key, path, **stats)
             if refined != finding.signature.key:  # its root cause may be a corpus case's: then not new
-                known_case = case.filed and case.signature.id in self.known_ids
+                known_case = case.known or (case.filed and case.signature.id in self.known_ids)
                 self.db.rename_bucket(finding.signature.key, refined, known=known_case)
                 self.progress.new_buckets -= int(known_case)
         elif case.filed and refined not in filed and not queued.from_backlog:  # a further program of a signature

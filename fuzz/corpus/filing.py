@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,9 @@ class FiledCase:
     the stage results confirmed on every interpreter, ``fallbacks`` those that
     failed and put the reduction back to the last confirmed source);
     ``reduced``: where the minimisation ran out of time above ``max_lines``
-    (file_finding), the program it had reduced to, not filed.
+    (file_finding), the program it had reduced to, not filed; ``known``:
+    the minimised program's signature is a corpus case's or merged into one
+    (known-issues.toml), so nothing was filed again.
     """
 
     signature: Signature
@@ -55,6 +57,7 @@ class FiledCase:
     stats: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     reason: str = ""
     reduced: Program | None = None
+    known: bool = False
 
     @property
     def filed(self) -> bool:
@@ -64,7 +67,8 @@ class FiledCase:
 def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names: list[str],
                  interpreters: list[Interpreter], corpus_dir: Path, device: str, fullgraph: bool, jobs: int,
                  budget_s: float, torch_version: str, torch_of: Mapping[str, str] | None = None,
-                 settings: CompileSettings | None = None, max_lines: int | None = None) -> FiledCase:
+                 settings: CompileSettings | None = None, max_lines: int | None = None,
+                 known_ids: Collection[str] = ()) -> FiledCase:
     """Minimise one finding on ``pool``'s workers (interpreters ``names``,
     at most ``budget_s`` seconds, ``jobs`` candidates at once; candidates are
     checked on the signature's first interpreter and each stage's result on
@@ -79,7 +83,10 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names:
     ``max_lines``: a minimisation that runs out of its budget with more
     program lines than this (fuzz.corpus.sizes) files nothing and hands
     back its result as ``FiledCase.reduced``, for a later campaign to
-    minimise on from (None: file whatever the budget reached)."""
+    minimise on from (None: file whatever the budget reached); ``known_ids``:
+    the corpus's bucket ids and those merged into its cases
+    (known_signature_ids): a minimised program whose signature has one of
+    them is that case's bug and is not written again (``FiledCase.known``)."""
     sig = finding.signature
     if torch_of:
         shown = [torch_of[n] for n in sig.interpreters if n in torch_of]
@@ -108,6 +115,12 @@ def file_finding(pool: WorkerPool, finding: Finding, program: Program, *, names:
         return FiledCase(finding.signature, stats=stats, reduced=program.with_source(result.source),
                          reason=f"its minimisation ran out of time at {result.lines_after} program lines, over "
                                 f"{max_lines}: it waits in the backlog, reduced")
+    if sig.id in known_ids:
+        # the fresh-clone default campaign of 2026-12-07 wrote 92a2366d02f3 again,
+        # an id known-issues.toml merges into f511b6484939
+        log.info("bucket %s minimised to %s, a corpus case's bug: not filed again", finding.signature.id, sig.id)
+        return FiledCase(sig, stats=stats, known=True,
+                         reason=f"its minimised program is the corpus's bucket {sig.id} (a case or merged into one)")
     case = file_case(texts, sig, interpreters, corpus_dir=corpus_dir, torch_version=torch_of or torch_version,
                      stats=stats)
     if not case.filed:

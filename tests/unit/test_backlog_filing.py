@@ -231,3 +231,36 @@ def test_a_new_bucket_whose_minimised_root_cause_is_a_corpus_case_is_not_new(tmp
     new = {b["id"]: bool(b["new"]) for b in campaign.db.buckets()}
     assert new == {refined.id: False, other_refined.id: True}
     assert campaign.progress.new_buckets == 1
+
+
+def test_a_minimised_program_whose_bucket_the_corpus_knows_is_not_written_again(tmp_path: Path, monkeypatch) -> None:
+    """A program that minimises to a bucket the corpus holds, or one
+    known-issues.toml merges into a case (the fresh-clone default campaign of
+    2026-12-07 wrote 92a2366d02f3 again), is that case's bug: nothing is
+    written, and FiledCase.known says why; an unknown one is filed."""
+    sig = Signature("compile-error", "dynamo", "AssertionError@torch/_dynamo/x.py:f", ("3.12",))
+    finding = Finding(sig, "eager")
+    program = _program("known")
+
+    class _Check:
+        shown = ()
+        calls = 3
+
+        def __init__(self, *args, **kwargs):
+            pass
+
+    written: list[Signature] = []
+    monkeypatch.setattr(filing, "SignatureCheck", _Check)
+    monkeypatch.setattr(filing, "minimize_source", lambda source, check, **kw: MinimizeResult(source, 9, 5, checks=3))
+    monkeypatch.setattr(filing, "file_case", lambda texts, signature, interpreters, **kw:
+                        written.append(signature) or FiledCase(signature, path=tmp_path / "case.py"))
+
+    def file(known_ids: set[str]) -> FiledCase:
+        return filing.file_finding(None, finding, program, names=["3.12"], interpreters=[], corpus_dir=tmp_path,
+                                   device="cpu", fullgraph=False, jobs=1, budget_s=60.0, torch_version="2.15.0",
+                                   known_ids=known_ids)
+
+    case = file({sig.id})
+    assert case.known and not case.filed and written == [] and sig.id in case.reason
+    case = file({"000000000000"})
+    assert case.filed and not case.known and written == [sig]
