@@ -15,7 +15,7 @@ any re-minimisation of it would keep:
   expression);
 - dead stores are removed: an assignment to names nothing reads, whose value
   has no effect (see ``effectful``: a container's mutation such as
-  ``move_to_end`` has one, and so does any expression naming a class of the
+  ``move_to_end`` has one, so does a call with ``out=``, and so does any expression naming a class of the
   program with ``__torch_function__`` or ``__torch_dispatch__``, whose
   operators run its code), goes; one with an effect keeps its value
   as a statement (``list(it)`` consumes ``it``); repeated to a fixed point,
@@ -26,6 +26,10 @@ any re-minimisation of it would keep:
 - ``object`` leaves a class's bases, and a program class used only as the
   single base of one class is merged into it (an attribute found through a
   base is the bug of the same attribute on the class);
+- when these removals would leave the entry function empty (its bug is in the
+  value it observes, such as ``return format(n, "b")``), the observed values
+  are kept instead, bound to one name (``observed = ...``): an empty
+  ``def f():`` would be the key of every such bug;
 - names become ``v1``, ``v2``, ... in order of appearance (the entry stays
   ``f``), constants other than None/True/False become ``C``, torch's grad-mode
   functions one family ``torch.GRAD_MODE()`` (their arguments dropped), and
@@ -219,6 +223,8 @@ class _Purity:
     def call_has_effect(self, call: ast.Call, *, in_class: bool = False) -> bool:
         name = dotted(call.func)
         if name in EFFECTFUL_TORCH_FUNCTIONS or name in OBSERVATION_CALLS:
+            return True
+        if any(k.arg == "out" for k in call.keywords):  # torch.clamp(x, 0, out=y) writes y
             return True
         if isinstance(call.func, ast.Name):
             if call.func.id in CONSUMING_BUILTINS:
@@ -591,13 +597,14 @@ def skeleton(source: str, *, stage: str = "dynamo", entry: str = "f", inputs: st
         return token_skeleton(source)
     tree = ast.Module(body=_reachable(tree, entry, inputs), type_ignores=[])
     _flatten_bases(tree)
-    for _ in range(50):  # each round removes something, or stops
-        purity = _Purity(tree)
-        loaded = _live(tree.body) | {entry}
-        simplifier = _Simplifier(purity, loaded)
-        tree.body = simplifier.block(tree.body)
-        if not simplifier.changed:
-            break
+    kept = copy.deepcopy(tree)
+    _simplify(tree, entry)
+    if _empty_function(tree, entry):
+        # Every statement was an observation or fed one: the bug is in what f
+        # computed for its output (format(n, "b") returned), so that stays.
+        tree = kept
+        _keep_observed(tree, entry)
+        _simplify(tree, entry, extra_live={OBSERVED})
     for node in ast.walk(tree):  # docstrings of nested functions and classes
         for field in _BLOCK_FIELDS:
             block = getattr(node, field, None)
@@ -606,6 +613,60 @@ def skeleton(source: str, *, stage: str = "dynamo", entry: str = "f", inputs: st
     abstract = _Abstracter(entry, stage.split("@", 1)[0] in PYTHON_STAGES, tree)
     tree = abstract.visit(copy.deepcopy(tree))
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+# The name an entry function's observed values are bound to when nothing else
+# of it would stay (``_keep_observed``).
+OBSERVED = "observed"
+
+
+def _simplify(tree: ast.Module, entry: str, extra_live: set[str] = frozenset()) -> None:
+    """The removals of the module docstring, repeated to a fixed point (at most 50 rounds)."""
+    for _ in range(50):  # each round removes something, or stops
+        purity = _Purity(tree)
+        loaded = _live(tree.body) | {entry} | set(extra_live)
+        simplifier = _Simplifier(purity, loaded)
+        tree.body = simplifier.block(tree.body)
+        if not simplifier.changed:
+            break
+
+
+def _empty_function(tree: ast.Module, entry: str) -> bool:
+    """Is the entry function left with no statement at all (or is it gone)?"""
+    fn = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == entry),
+              None)
+    return fn is None or all(isinstance(s, ast.Pass) or _is_docstring(s) for s in fn.body)
+
+
+def _keep_observed(tree: ast.Module, entry: str) -> None:
+    """In the entry function, bind what each ``return`` returns and what each
+    ``print`` prints to ``OBSERVED`` (a name the simplifier keeps): the skeleton
+    of a program whose bug is in the value it observes (a builtin's result
+    returned) keeps that value's computation rather than collapsing to
+    ``def f():``, the key every such bug would share."""
+    for fn in tree.body:
+        if not (isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name == entry):
+            continue
+        for node in ast.walk(fn):
+            for field in _BLOCK_FIELDS + ("handlers",):
+                block = getattr(node, field, None)
+                if not isinstance(block, list) or field == "handlers":
+                    continue
+                rewritten: list[ast.stmt] = []
+                for stmt in block:
+                    value = None
+                    if isinstance(stmt, ast.Return) and stmt.value is not None:
+                        value = stmt.value
+                    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                            and dotted(stmt.value.func) == "print" and stmt.value.args:
+                        value = ast.Tuple(elts=list(stmt.value.args), ctx=ast.Load())
+                    if value is None:
+                        rewritten.append(stmt)
+                        continue
+                    rewritten.append(ast.Assign(targets=[ast.Name(OBSERVED, ast.Store())], value=value, lineno=0))
+                    if isinstance(stmt, ast.Return):
+                        rewritten.append(ast.Return(None))
+                setattr(node, field, rewritten)
 
 
 def one_line(text: str) -> str:

@@ -184,6 +184,27 @@ def test_what_the_bug_needs_stays_in_the_skeleton():
     assert len(keys) == 3 and "__torch_function__" in skeleton(hooked)
 
 
+def test_a_bug_in_the_returned_value_keeps_that_value_and_its_channel_stays_a_label():
+    """Two different bugs whose whole computation is what f returns or prints
+    (builtin format(n, "b") giving str(n), pytorch#144830's fix; a module's
+    function called through a stale alias) are two keys, not the empty
+    ``def f():`` both collapsed to; returning or printing the value is one key;
+    a call with out= writes its argument."""
+    fmt = "def f(x, n):\n    return x + 1, format(n, 'b')\n"
+    alias = "def f(x, g):\n    return g(x)\n"
+    printed = "def f(x, n):\n    print(x + 1, format(n, 'b'))\n"
+    assert "format(v2, C)" in skeleton(fmt) and skeleton(fmt) != skeleton(alias)
+    assert skeleton(fmt) == skeleton(printed)
+    assert skeleton(fmt).startswith("def f(") and skeleton(fmt) != "def f():\n"
+    assert "out=v1" in skeleton("import torch\ndef f(s):\n    torch.clamp(s.float(), 0, out=s)\n    return s\n",
+                                stage="inductor")
+    # a program with more than its observation keeps only that, as before
+    assert "observed" not in skeleton(CONSUMED_PROGRAM)
+
+
+CONSUMED_PROGRAM = "def f(x):\n    it = reversed([1, 2])\n    list(it)\n    return next(it, x)\n"
+
+
 def _case_outcome(sig: Signature, backend: str) -> Outcome:
     """The outcome a run of the case on its interpreters reports, rebuilt from
     what its signature records (the observed aspect and call, the compiled

@@ -2,7 +2,7 @@
 # requires-python = ">=3.11"
 # dependencies = ["torch==2.12.0"]
 # [tool.tcfuzz]
-# signature = "divergence|dynamo|value@cached {wrong-result: def f(): #142c9148}|3.11,3.12,3.13,3.13t,3.14,3.15"
+# signature = "divergence|dynamo|value@cached {wrong-result: def f(v1, v2):; .v3 = v2(v1) #d43d75df}|3.11,3.12,3.13,3.13t,3.14,3.15"
 # kind = "divergence"
 # stage = "dynamo"
 # interpreters = ["3.11", "3.12", "3.13", "3.13t", "3.14", "3.15"]

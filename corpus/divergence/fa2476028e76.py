@@ -2,7 +2,7 @@
 # requires-python = ">=3.11"
 # dependencies = ["torch==2.15.0"]
 # [tool.tcfuzz]
-# signature = "divergence|inductor|value {wrong-result: def f(): #142c9148}|3.12"
+# signature = "divergence|inductor|value {wrong-result: def f(v1):; .torch.clamp(v1.detach().float(), C, out=v1) #90a73079}|3.12"
 # kind = "divergence"
 # stage = "inductor"
 # interpreters = ["3.12"]
