@@ -39,6 +39,7 @@ from hypothesis.internal.conjecture.providers import HypothesisProvider
 
 from fuzz.generate import (
     constructs_builtins,
+    constructs_classes,
     constructs_comprehension,
     constructs_compiler_api,
     constructs_contexts,
@@ -69,7 +70,7 @@ __all__ = [
 
 # Name recorded in Program.generator; bump the suffix when the same seed starts
 # meaning a different program.
-GENERATOR = "tcfuzz.v10"
+GENERATOR = "tcfuzz.v11"
 
 # The modules whose registered constructs make the statement table, in table
 # order (each module's constructs in definition order). The order is part of
@@ -90,6 +91,7 @@ _CONSTRUCT_MODULES = (
     constructs_subclass,
     constructs_contexts,
     constructs_builtins,
+    constructs_classes,
     # higher-order operators over functions written in f; object protocols and container methods;
     # the torch._dynamo decorators and config contexts user code calls
     constructs_hop,

@@ -1,7 +1,7 @@
 """Tests of the constructs for Dynamo's model of Python (issue 30, item 1).
 
 The constructs of ``fuzz.generate.constructs_{comprehension,stdlib,objmodel,
-subclass,contexts,builtins,hop,protocols,compiler_api}``: each is drawn when steered towards, shows in
+subclass,contexts,builtins,classes,hop,protocols,compiler_api}``: each is drawn when steered towards, shows in
 the programs' syntax as what its features say (the detectors here are
 written independently of the generator and are used by test_generate's
 feature checks too), and runs eagerly, deterministically, on every worker
@@ -21,6 +21,7 @@ import pytest
 
 from fuzz.generate import (
     constructs_builtins,
+    constructs_classes,
     constructs_compiler_api,
     constructs_comprehension,
     constructs_contexts,
@@ -37,7 +38,7 @@ from harness.program import Program
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = (constructs_comprehension, constructs_stdlib, constructs_objmodel, constructs_subclass,
-           constructs_contexts, constructs_builtins, constructs_hop, constructs_protocols, constructs_compiler_api)
+           constructs_contexts, constructs_builtins, constructs_classes, constructs_hop, constructs_protocols, constructs_compiler_api)
 NEW = collect(MODULES)
 # Seeds per construct for the syntax checks, and for the eager runs in each env.
 SYNTAX_SEEDS = range(12)
@@ -226,6 +227,11 @@ def feature_rules(tree: ast.Module) -> dict[str, bool]:
         "type-three-arg": any(len(c.args) == 3 for c in _calls(nodes, "type")),
         "builtins-objects": has(r"\bk\d+ \+= (\w+\d+\.tag \+|operator\.length_hint\(Hinted|fk\d+\['a'\]"
                                 r"|len\(list\(map\(operator\.add|isinstance\(n, \(str|len\(fs\d+ \||int\.__neg__\(-n\))"),
+        "class-calls": has(r"\brandom\.Random\(n \+ 3\)|types\.MappingProxyType\(|torch\.Size\(\[n, 2\]\)"
+                           r"|Shape\.__subclasses__\(\)|list\.append\(stack\d+|copy\.copy\(dd\d+\)"
+                           r"|types\.SimpleNamespace\(a=n|\bdd\d+_ror = |\bCoord\(x=n|torch\.return_types\.max\(\("),
+        "function-objects": has(r"\.throw\(ValueError\('x', 'y'\)\)|\bdelegating_gen\(log\d+\)|Gauge\.dial\.__set__\("
+                                r"|torch\._dynamo\.nonstrict_trace\(tuned\)|functools\.partial\(tuned, 1"),
         "context-protocol": has(r"\bcm\d+\.__enter__\(\)|= torch\.(no_grad|enable_grad)\(\)\(inner\d+\)"
                                 r"|@torch\.(no_grad|enable_grad)\(\)\n\s*def inner\d+"),
         "globals-vars": has(r"\bglobals\(\)") or any(
