@@ -26,7 +26,6 @@ HISTORY = collections.deque([0], maxlen=3)
 def f(x):
     HISTORY.append(0)
     print(list(HISTORY))
-    return x
 
 def inputs():
     return (torch.randn(2),)

@@ -152,7 +152,7 @@ def f(x):
     LOCAL_CLASS_PROGRAM.replace("    class C:\n        scale = 0.5\n", "    class Base:\n        scale = 0.5\n    class C(Base):\n"),
 ])
 def test_the_local_class_bug_seen_through_a_base_class_keeps_its_key(variant):
-    # the 2.15.0 regression of corpus/divergence/c06658bcb364, re-found with its class given a base
+    # the 2.15.0 regression of corpus/divergence/0905e7b83163 (was c06658bcb364), re-found with its class given a base
     assert skeleton(variant) == skeleton(LOCAL_CLASS_PROGRAM)
 
 

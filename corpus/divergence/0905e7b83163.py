@@ -2,7 +2,7 @@
 # requires-python = ">=3.11"
 # dependencies = ["torch==2.15.0"]
 # [tool.tcfuzz]
-# signature = "divergence|dynamo|value {wrong-result: def f():; .class v1:; ..v2 = C; ..def v3(self):; .v1.scale = C #b5fd4149}|3.11,3.12,3.13,3.14,3.15"
+# signature = "divergence|dynamo|value {wrong-result: def f():; .class v1:; ..v2 = C; .v1.scale = C #15e68d0c}|3.11,3.12,3.13,3.14,3.15"
 # kind = "divergence"
 # stage = "dynamo"
 # interpreters = ["3.11", "3.12", "3.13", "3.14", "3.15"]
@@ -10,7 +10,7 @@
 # device = "cpu"
 # torch = "2.15.0+cu132"
 # first-seen = "2026-12-01"
-# last-seen = "2026-12-01"
+# last-seen = "2026-12-07"
 # count = 1
 # status = "open"
 # replay = {"3.11/2.15.0" = "reproduces", "3.12/2.15.0" = "reproduces", "3.13/2.15.0" = "reproduces", "3.14/2.15.0" = "reproduces", "3.15/2.15.0" = "reproduces", "3.13t/2.12.0" = "does not reproduce"}
@@ -20,15 +20,11 @@
 import torch
 
 def f(x):
-
     class C:
         scale = 0.5
-
-        def apply(self, v):
-            return v * self.scale
     obj = C()
     C.scale = 0
-    return obj.apply(x)
+    return x * obj.scale
 
 def inputs():
     return torch.ones(1)

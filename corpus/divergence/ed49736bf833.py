@@ -2,7 +2,7 @@
 # requires-python = ">=3.11"
 # dependencies = ["torch==2.12.0"]
 # [tool.tcfuzz]
-# signature = "divergence|dynamo|value {wrong-result: class v1(torch.overrides.TorchFunctionMode):; .def __torch_function__(self, v2, v3, v4=(), v5=None):; def f():; .with v1() as v6:; ..... #c98f83ee}|3.11,3.12,3.13,3.13t,3.14,3.15"
+# signature = "divergence|dynamo|value {wrong-result: def f():; .with E as v1:; ..... #cf46886e}|3.11,3.12,3.13,3.13t,3.14,3.15"
 # kind = "divergence"
 # stage = "dynamo"
 # interpreters = ["3.11", "3.12", "3.13", "3.13t", "3.14", "3.15"]
@@ -20,15 +20,10 @@
 import torch
 
 
-class Mode(torch.overrides.TorchFunctionMode):
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        return func(*args, **(kwargs or {}))
-
-
 def f(x):
-    with Mode() as mode:
-        y = x + 1
-    return y, mode is None
+    with torch.overrides.TorchFunctionMode() as mode:
+        pass
+    return x + 1, mode is None
 
 
 def inputs():
