@@ -31,13 +31,15 @@ class SignatureCheck:
     ``signature`` when run with ``backend`` on ``interpreters`` (all that the
     campaign covers, so the interpreter set is checked both ways)?
 
-    ``fast``: two-phase checking, for a signature of every interpreter in
-    ``interpreters`` (else every check is full). The first check (the input) runs on every
-    interpreter; later candidates run on one interpreter of the signature
-    (the first; in ``check_many`` the k-th candidate on the k-th of them, so
-    ``spread`` candidates run at once on ``jobs`` = 1) and must show the same
-    cause there with the same root-cause key and eager behaviour as the input
-    did on that interpreter (one run instead of one per interpreter);
+    ``fast``: two-phase checking, for any signature but a graph-break
+    regression's (whose checks are all full). The first check (the input)
+    runs on every interpreter; later candidates run on one interpreter of the
+    signature (the first; in ``check_many`` the k-th candidate on the k-th of
+    them, so ``spread`` candidates run at once on ``jobs`` = 1) and must show
+    the same cause there with the same root-cause key and eager behaviour as
+    the input did on that interpreter; then, for a signature absent on some
+    of ``interpreters``, on each of those, where the cause must stay absent
+    (a signature on five of six interpreters: two runs instead of six);
     ``confirm(source)`` runs the full check, and the
     minimiser (``_Oracle``) confirms its best source at the end of every stage,
     falling back to the last confirmed one, and to full checks from then on,
@@ -65,12 +67,12 @@ class SignatureCheck:
         self.settings = settings or CompileSettings()  # how the finding compiled (harness.settings)
         inside = [i for i in interpreters if i in signature.interpreters]
         outside = [i for i in interpreters if i not in signature.interpreters]
-        self.first, self.rest, self.inside = inside[:1], inside[1:] + outside, inside
-        # with one interpreter every check is already full; a finding absent on some interpreters
-        # (a graph-break regression, a bug not on every one) is what one interpreter cannot show:
-        # measured, fast checks drifted to "breaks everywhere", and a planted bug of 3.11-3.13
-        # reduced to 9 lines that showed on 3.13t too, rejected, back to 63 lines
-        self._fast = fast and not outside and signature.kind is not Kind.GRAPH_BREAK_REGRESSION
+        self.first, self.rest, self.inside, self.outside = inside[:1], inside[1:] + outside, inside, outside
+        # a graph-break regression is its absence elsewhere, which a short plan cannot show: full checks.
+        # A finding absent on some interpreters is fast-checked on one of its own and on every one
+        # it is absent from (one interpreter alone drifted: a planted bug of 3.11-3.13 reduced to 9
+        # lines that showed on 3.13t too, rejected at confirmation, back to 63 lines)
+        self._fast = fast and signature.kind is not Kind.GRAPH_BREAK_REGRESSION
         # calls of the plan a fast check makes (the input's, up to the one that showed the finding); None: all
         self.plan_calls: int | None = None
         self._plan_learned = False
@@ -154,6 +156,11 @@ class SignatureCheck:
         return root_key(self._mine([outcome]), self.signature) == self.key_on[name] and \
             _same_behaviour(dict(eager_behaviour([outcome])), self.behaviour_on[name])
 
+    def _absent(self, outcomes: list[Outcome]) -> bool:
+        """A fast check's other half: none of ``outcomes`` (of interpreters
+        outside the signature) shows its cause."""
+        return not any(self.signature.cause in causes(o) for o in outcomes)
+
     def _fast_now(self) -> bool:
         return self.fast and self.root_key is not None  # the input is always checked in full
 
@@ -165,8 +172,9 @@ class SignatureCheck:
     def __call__(self, source: str) -> bool:
         if self._fast_now():
             self.calls += 1
-            return all(self._holds_on_one(o) for o in
-                       self.pool.run_all(self._tasks(self.program.with_source(source), self.first, short=True)))
+            program = self.program.with_source(source)
+            return all(self._holds_on_one(o) for o in self.pool.run_all(self._tasks(program, self.first, short=True))) \
+                and self._absent(self.pool.run_all(self._tasks(program, self.outside, short=True)))
         return self.confirm(source)
 
     def confirm(self, source: str) -> bool:
@@ -193,7 +201,13 @@ class SignatureCheck:
         if self._fast_now():  # candidate k on interpreter k of the signature, all at once
             outs = self.pool.run_all([self._tasks(p, [self.inside[k % len(self.inside)]], short=True)[0]
                                       for k, p in enumerate(programs)])
-            return [self._holds_on_one(o) for o in outs]
+            holds = [self._holds_on_one(o) for o in outs]
+            alive = [k for k, h in enumerate(holds) if h and self.outside]  # then where it must stay absent
+            elsewhere = self.pool.run_all([t for k in alive for t in self._tasks(programs[k], self.outside, short=True)])
+            m = len(self.outside)
+            for r, k in enumerate(alive):
+                holds[k] = self._absent(elsewhere[r * m:(r + 1) * m])
+            return holds
         first = self.pool.run_all([t for p in programs for t in self._tasks(p, self.first)])
         n = len(self.first)
         firsts = [first[k * n:(k + 1) * n] for k in range(len(programs))]
